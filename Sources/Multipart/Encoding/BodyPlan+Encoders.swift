@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+extension BodyPlan {
+    /// The whole body in memory. With a known length it is produced into a single
+    /// allocation of exactly ``contentLength`` bytes.
+    public func encodedData() async throws -> Data {
+        let reader = makeChunkReader()
+        guard let length = contentLength else {
+            var data = Data()
+            while let chunk = try await reader.next() { data.append(contentsOf: chunk) }
+            return data
+        }
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(length), alignment: 16)
+        do {
+            var filled = 0
+            while filled < memory.count {
+                let count = try await reader.read(into: UnsafeMutableRawBufferPointer(rebasing: memory[filled...]))
+                if count == 0 { break }
+                filled += count
+            }
+            guard filled == memory.count else {
+                throw MultipartError.malformedBody(reason: "the body ended after \(filled) of \(memory.count) planned bytes")
+            }
+        } catch {
+            memory.deallocate()
+            throw error
+        }
+        guard let base = memory.baseAddress else { return Data() }
+        return Data(bytesNoCopy: base, count: memory.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    /// Writes the body to a new file at `path`. File regions are copied in the kernel
+    /// (`copy_file_range`) where the system allows it.
+    ///
+    /// - Throws: ``MultipartError/outputExists(path:)`` when `path` exists (it is never
+    ///   overwritten), ``MultipartError/outputFailed(path:errno:)``, or any error producing
+    ///   the body; on any failure the partial file is removed.
+    public func write(toFile path: String) async throws {
+        let output = try SystemFile.createExclusively(path: path)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { scratch.deallocate() }
+        do {
+            for segment in segments {
+                try await write(segment, to: output, path: path, scratch: scratch)
+            }
+            output.close()
+        } catch {
+            output.close()
+            unlink(path)
+            throw error
+        }
+    }
+
+    private func write(_ segment: BodySegment, to output: SystemFile, path: String, scratch: UnsafeMutableRawBufferPointer) async throws {
+        switch segment {
+        case .bytes(let bytes):
+            let written = bytes.withUnsafeBytes { output.writeAll($0) }
+            guard written else { throw MultipartError.outputFailed(path: path, errno: errno) }
+        case .file(let region) where !region.needsContentCheck:
+            let source = try region.openFile()
+            defer { source.close() }
+            let copied = output.copy(from: source, offset: region.offset, length: region.length, scratch: scratch)
+            if copied < 0 { throw MultipartError.outputFailed(path: path, errno: errno) }
+            try region.verifySize(of: source)
+            if copied < region.length {
+                throw MultipartError.fileSizeChanged(part: region.part, path: region.path, expected: region.length, actual: region.offset + copied)
+            }
+        default:
+            let reader = BodyPlan(boundary: boundary, segments: [segment]).makeChunkReader()
+            while true {
+                let count = try await reader.read(into: scratch)
+                if count == 0 { break }
+                let written = output.writeAll(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+                guard written else { throw MultipartError.outputFailed(path: path, errno: errno) }
+            }
+        }
+    }
+}

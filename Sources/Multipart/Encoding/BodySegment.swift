@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One piece of a planned body. A transport may send each as it likes — bytes from
+/// memory, a file region with `sendfile`, a stream chunk by chunk — or let a
+/// ``BodyChunkReader`` produce them all.
+public enum BodySegment: Sendable {
+    /// Bytes held in memory: delimiters, header blocks, fields and data parts.
+    case bytes([UInt8])
+    /// A region of a file.
+    case file(FileRegion)
+    /// A stream part's content.
+    case stream(StreamSegment)
+
+    /// The segment's length, or nil for a stream of unknown length.
+    public var length: Int64? {
+        switch self {
+        case .bytes(let bytes): return Int64(bytes.count)
+        case .file(let region): return region.length
+        case .stream(let stream): return stream.length
+        }
+    }
+}
+
+/// A file's content planned for a part: `length` bytes at `offset` of the file at `path`.
+public struct FileRegion: Sendable {
+    /// The file's path.
+    public let path: String
+    /// Where the region starts in the file.
+    public let offset: Int64
+    /// The region's length: the file's size when the part was appended.
+    public let length: Int64
+    /// The part it belongs to.
+    public let part: PartLabel
+    /// Whether its content must be scanned for the delimiter as it is produced (a
+    /// caller-chosen boundary). When false, the region may be sent unread (zero copy).
+    public let needsContentCheck: Bool
+
+    /// Opens the file and checks that its size is still the one recorded.
+    /// The caller owns the returned descriptor and closes it.
+    ///
+    /// - Throws: ``MultipartError/fileSizeChanged(part:path:expected:actual:)`` and open errors.
+    public func openChecked() throws -> Int32 {
+        try openFile().descriptor
+    }
+
+    /// Checks, after the region was sent from `descriptor`, that the file did not grow or shrink meanwhile.
+    ///
+    /// - Throws: ``MultipartError/fileSizeChanged(part:path:expected:actual:)``.
+    public func verifyUnchanged(descriptor: Int32) throws {
+        try verifySize(of: SystemFile(descriptor: descriptor))
+    }
+
+    func openFile() throws -> SystemFile {
+        let file = try SystemFile.openForReading(path: path)
+        do {
+            try verifySize(of: file)
+        } catch {
+            file.close()
+            throw error
+        }
+        return file
+    }
+
+    func verifySize(of file: SystemFile) throws {
+        guard let size = file.currentSize() else {
+            throw MultipartError.fileReadFailed(part: part, path: path, errno: errno)
+        }
+        if size != offset + length {
+            throw MultipartError.fileSizeChanged(part: part, path: path, expected: offset + length, actual: size)
+        }
+    }
+}
+
+/// A stream part's content planned for the body.
+public struct StreamSegment: Sendable {
+    /// The declared length, or nil when unknown.
+    public let length: Int64?
+    /// The part it belongs to.
+    public let part: PartLabel
+    /// Whether its content must be scanned for the delimiter as it is produced.
+    public let needsContentCheck: Bool
+    let source: ByteStreamSource
+}

@@ -1,0 +1,132 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CMultipartSystem
+
+/// A thin wrapper over a POSIX file descriptor: the only place the module opens, reads,
+/// writes and closes files. Callers own the descriptor and call ``close()``.
+struct SystemFile {
+    let descriptor: Int32
+
+    /// What `stat` says of a path that names a readable regular file.
+    struct Status: Equatable, Sendable {
+        var size: Int64
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// Checks that `path` is an existing, readable regular file and returns its status.
+    static func inspect(path: String) throws -> Status {
+        let file = try openForReading(path: path)
+        defer { file.close() }
+        var info = stat()
+        guard fstat(file.descriptor, &info) == 0 else {
+            throw MultipartError.fileNotReadable(path: path, errno: errno)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw MultipartError.notARegularFile(path: path) }
+        return Status(size: Int64(info.st_size), device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Opens `path` read-only, mapping the common failures to clear errors.
+    static func openForReading(path: String) throws -> SystemFile {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT, ENOTDIR: throw MultipartError.fileNotFound(path: path)
+            case EISDIR: throw MultipartError.notARegularFile(path: path)
+            default: throw MultipartError.fileNotReadable(path: path, errno: code)
+            }
+        }
+        return SystemFile(descriptor: descriptor)
+    }
+
+    /// Creates `path` for writing; refuses an existing file.
+    static func createExclusively(path: String) throws -> SystemFile {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == EEXIST { throw MultipartError.outputExists(path: path) }
+            throw MultipartError.outputFailed(path: path, errno: code)
+        }
+        return SystemFile(descriptor: descriptor)
+    }
+
+    /// The current size of the open file, or nil with `errno` set.
+    func currentSize() -> Int64? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`, retrying on EINTR.
+    /// Returns the count read (0 at end of file) or -1 with `errno` set.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+        while true {
+            let count = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset))
+            if count < 0 && errno == EINTR { continue }
+            return count
+        }
+    }
+
+    /// Writes all of `buffer`, retrying on EINTR and short writes. Returns false with `errno` set on failure.
+    func writeAll(_ buffer: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let count = write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            done += count
+        }
+        return true
+    }
+
+    /// Copies `length` bytes from `source` at `offset` to this file's current position,
+    /// in the kernel where the system allows it (`copy_file_range` on Linux).
+    /// Returns the count copied, which is less than `length` only at the source's end,
+    /// or -1 with `errno` set.
+    func copy(from source: SystemFile, offset: Int64, length: Int64, scratch: UnsafeMutableRawBufferPointer) -> Int64 {
+        var copied: Int64 = 0
+        var sourceOffset = offset
+        while copied < length {
+            let count = cmultipart_copy_file_range(source.descriptor, &sourceOffset, descriptor, Int(min(length - copied, 1 << 30)))
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP { break }
+                return -1
+            }
+            if count == 0 { return copied }
+            copied += count
+        }
+        while copied < length {
+            let want = Int(min(Int64(scratch.count), length - copied))
+            let count = source.read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<want]), at: offset + copied)
+            if count < 0 { return -1 }
+            if count == 0 { return copied }
+            guard writeAll(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) else { return -1 }
+            copied += Int64(count)
+        }
+        return copied
+    }
+
+    func close() {
+        _ = systemClose(descriptor)
+    }
+}
+
+@inline(__always)
+private func systemClose(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+    return Glibc.close(descriptor)
+    #elseif canImport(Musl)
+    return Musl.close(descriptor)
+    #else
+    return Darwin.close(descriptor)
+    #endif
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import Multipart
+
+@Suite("Encoders agree")
+struct EncoderAgreementTests {
+    /// A random form of fields, data, files and streams, built from `seed`.
+    static func randomForm(seed: UInt64, directory: TemporaryDirectory, boundary: Boundary = .random()) throws -> MultipartForm {
+        var random = TestRandom(state: seed | 1)
+        var form = MultipartForm(boundary: boundary)
+        for index in 0..<random.int(0...8) {
+            let name = "f\(index)-\(random.int(0...999))"
+            switch random.int(0...4) {
+            case 0: form.append(name: name, value: "v\(random.next())")
+            case 1: form.append(name: name, bytes: random.bytes(random.int(0...5000)), filename: random.int(0...1) == 0 ? nil : "d.bin")
+            case 2:
+                let path = try directory.file("file\(seed)-\(index)", random.bytes(random.int(0...300_000)))
+                try form.append(name: name, fileAt: path)
+            case 3:
+                let chunks = (0..<random.int(0...4)).map { _ in random.bytes(random.int(0...70_000)) }
+                form.append(name: name, length: Int64(chunks.reduce(0) { $0 + $1.count }), filename: "s.dat") { Chunks(chunks: chunks) }
+            default:
+                form.append(name: name, bytes: random.bytes(random.int(70_000...100_000)))
+            }
+        }
+        return form
+    }
+
+    @Test("content length equals every encoder's output, and all outputs are identical", arguments: 1...25)
+    func agreement(seed: Int) async throws {
+        let directory = try TemporaryDirectory()
+        let form = try Self.randomForm(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15, directory: directory)
+        let plan = try form.plan()
+        let memory = Array(try await plan.encodedData())
+        #expect(Int64(memory.count) == form.contentLength)
+        #expect(Int64(memory.count) == plan.contentLength)
+
+        let output = directory.path + "/body"
+        try await plan.write(toFile: output)
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: output))) == memory)
+
+        var random = TestRandom(state: UInt64(seed))
+        for chunkSize in [1, 7, random.int(1...100_000), 1 << 20] {
+            #expect(try await readAll(plan, chunkSize: chunkSize) == memory)
+        }
+    }
+
+    @Test("a plan produces the same body every time it is started over")
+    func restart() async throws {
+        let directory = try TemporaryDirectory()
+        let plan = try Self.randomForm(seed: 42, directory: directory).plan()
+        let first = try await readAll(plan, chunkSize: 4096)
+        for _ in 0..<3 {
+            #expect(try await readAll(plan, chunkSize: 65536) == first)
+        }
+        #expect(Array(try await plan.encodedData()) == first)
+    }
+
+    @Test("a reader abandoned halfway does not disturb a new one")
+    func abandonedReader() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("big", TestRandom(state: 9).bytesArray(200_000))
+        var form = MultipartForm()
+        try form.append(name: "f", fileAt: path)
+        let plan = try form.plan()
+        let reader = plan.makeChunkReader(chunkSize: 1000)
+        _ = try await reader.next()
+        _ = try await reader.next()
+        let whole = try await readAll(plan, chunkSize: 3000)
+        #expect(Int64(whole.count) == plan.contentLength)
+    }
+
+    @Test("a file body segment is a region that a transport can send unread")
+    func segmentsExposeFileRegions() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("a.txt", "hello")
+        var form = MultipartForm()
+        form.append(name: "x", value: "1")
+        try form.append(name: "f", fileAt: path)
+        let segments = try form.plan().segments
+        #expect(segments.count == 3)
+        guard case .file(let region) = segments[1] else {
+            Issue.record("expected a file segment, got \(segments[1])")
+            return
+        }
+        #expect(region.path == path && region.offset == 0 && region.length == 5 && region.needsContentCheck == false)
+        #expect(region.part == PartLabel(position: 2, name: "f"))
+    }
+}
+
+extension TestRandom {
+    func bytesArray(_ count: Int) -> [UInt8] {
+        var copy = self
+        return copy.bytes(count)
+    }
+}
