@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+@testable import Multipart
+
+/// A parsed part, for comparisons.
+struct ParsedPart: Equatable {
+    var head: PartHead
+    var bytes: [UInt8]
+}
+
+/// Parses `body` fed in chunks whose sizes `nextSize` picks; returns the parts.
+func parse(_ body: [UInt8], contentType: String, limits: MultipartParserLimits = MultipartParserLimits(), nextSize: () -> Int) throws -> [ParsedPart] {
+    var parser = try MultipartParser(contentType: contentType, limits: limits)
+    var parts: [ParsedPart] = []
+    var offset = 0
+    var ended = false
+    repeat {
+        let size = min(max(1, nextSize()), body.count - offset)
+        parser.append(Array(body[offset..<(offset + size)]))
+        offset += size
+        while let event = try parser.next() {
+            switch event {
+            case .partBegin(let head): parts.append(ParsedPart(head: head, bytes: []))
+            case .body(let bytes): parts[parts.count - 1].bytes += bytes
+            case .partEnd: break
+            case .end: ended = true
+            }
+        }
+    } while offset < body.count
+    try parser.finish()
+    #expect(ended)
+    return parts
+}
+
+@Suite("Parser")
+struct ParserTests {
+    @Test("everything the encoder produces parses back identically, in random chunk sizes", arguments: 1...40)
+    func roundTrip(seed: Int) async throws {
+        let directory = try TemporaryDirectory()
+        var random = TestRandom(state: UInt64(seed) &* 0xA24B_AED4_963E_E407 | 1)
+        let boundary = seed % 3 == 0 ? try Boundary("short") : Boundary.random()
+        var form = MultipartForm(boundary: boundary)
+        var expected: [(name: String, filename: String?, bytes: [UInt8])] = []
+        for index in 0..<random.int(0...7) {
+            let name = ["plain", "quo\"te", "new\nline", "ünï😀", "a[b][]"][random.int(0...4)] + "\(index)"
+            var bytes = random.bytes(random.int(0...20_000))
+            if seed % 3 == 0 { bytes = bytes.map { $0 == UInt8(ascii: "-") ? 0x2E : $0 } }
+            let filename: String? = random.int(0...1) == 0 ? nil : ["f.bin", "q\"uote.txt", "c:\\dir\\x.png", "😀.jpg"][random.int(0...3)]
+            if random.int(0...1) == 0 {
+                form.append(name: name, bytes: bytes, filename: filename)
+            } else {
+                let path = try directory.file("p\(index)", bytes)
+                try form.append(name: name, fileAt: path, filename: filename ?? "p\(index)")
+            }
+            let storedFilename = filename ?? (form.parts.last!.headers.first!.value.contains("filename") ? "p\(index)" : nil)
+            expected.append((ContentDisposition.normaliseNewlines(name), storedFilename, bytes))
+        }
+        let plan = try form.plan()
+        let body = Array(try await plan.encodedData())
+        for maxChunk in [1, 13, 100, 4096, 70_000] {
+            let parts = try parse(body, contentType: plan.contentType) { random.int(1...maxChunk) }
+            #expect(parts.map(\.head.name) == expected.map(\.name))
+            #expect(parts.map(\.head.filename) == expected.map(\.filename))
+            #expect(parts.map(\.bytes) == expected.map(\.bytes))
+            #expect(parts.map(\.head.headers) == form.parts.map(\.headers))
+        }
+    }
+
+    @Test("preamble, epilogue, transport padding and a boundary at the very start")
+    func lenientWhereRealClientsDiffer() throws {
+        let body = Array("preamble text\r\n--XYZ  \t\r\ncontent-disposition: FORM-DATA; NAME=\"a\"\r\n\r\n1\r\n--XYZ\r\nContent-Disposition: form-data; name=b\r\n\r\n2\r\n--XYZ--\r\nepilogue\r\n".utf8)
+        let parts = try parse(body, contentType: "Multipart/Form-Data; BOUNDARY=\"XYZ\"") { 5 }
+        #expect(parts.map(\.head.name) == ["a", "b"])
+        #expect(parts.map { text($0.bytes) } == ["1", "2"])
+    }
+
+    @Test("browser escapes, filename* and folded headers are decoded")
+    func decoding() throws {
+        let body = Array("""
+            --B\r
+            Content-Disposition: form-data; name="a%22b%0D%0Ac"; filename="x%22y.txt"\r
+            \r
+            \r
+            --B\r
+            Content-Disposition: form-data; name="f"; filename="fallback.txt"; filename*=UTF-8''%E2%82%AC%20rates.txt\r
+            X-Long: one\r
+             two\r
+            \r
+            \r
+            --B--
+            """.utf8)
+        let parts = try parse(body, contentType: "multipart/form-data; boundary=B") { 1000 }
+        #expect(parts[0].head.name == "a\"b\r\nc")
+        #expect(parts[0].head.filename == "x\"y.txt")
+        #expect(parts[1].head.filename == "€ rates.txt")
+        #expect(parts[1].head.header("x-long") == "one two")
+    }
+
+    @Test("body events are slices of the fed chunk, not copies")
+    func zeroCopySlices() throws {
+        var parser = try MultipartParser(boundary: "B")
+        let chunk = Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n".utf8) + [UInt8](repeating: 7, count: 100_000) + Array("\r\n--B--".utf8)
+        parser.append(chunk)
+        var sawBody = false
+        while let event = try parser.next() {
+            if case .body(let slice) = event {
+                sawBody = true
+                let shares = chunk.withUnsafeBufferPointer { whole in
+                    slice.withUnsafeBufferPointer { $0.baseAddress! >= whole.baseAddress! && $0.baseAddress! < whole.baseAddress! + whole.count }
+                }
+                #expect(shares && slice.count == 100_000)
+            }
+        }
+        #expect(sawBody)
+    }
+
+    @Test("malformed bodies are errors with clear messages", arguments: [
+        ("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nunterminated", "ended before the closing delimiter"),
+        ("", "ended before the closing delimiter"),
+        ("--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B--", "part 1 has no Content-Disposition"),
+        ("--B\r\nContent-Disposition: attachment; name=\"a\"\r\n\r\nx\r\n--B--", "form-data; name="),
+        ("--B\r\nContent-Disposition: form-data\r\n\r\nx\r\n--B--", "form-data; name="),
+        ("--B\r\nno colon here\r\n\r\nx\r\n--B--", "without a colon"),
+        ("--B\r\nBad Name: x\r\n\r\nx\r\n--B--", "invalid name"),
+        ("--B\r\n Content-Disposition: form-data; name=a\r\n\r\nx\r\n--B--", "continuation line"),
+        ("--Bxyz\r\n\r\n", "unexpected bytes after the delimiter"),
+    ])
+    func malformed(body: String, message: String) {
+        let error = #expect(throws: MultipartError.self) {
+            _ = try parse(Array(body.utf8), contentType: "multipart/form-data; boundary=B") { 3 }
+        }
+        #expect(error?.description.contains(message) == true, "\(String(describing: error))")
+    }
+
+    @Test("limits are enforced and named")
+    func limits() throws {
+        let part = "--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n0123456789\r\n"
+        let many = Array((String(repeating: part, count: 5) + "--B--").utf8)
+        func check(_ limits: MultipartParserLimits, _ name: String) {
+            let error = #expect(throws: MultipartError.self) { _ = try parse(many, contentType: "multipart/form-data; boundary=B", limits: limits) { 7 } }
+            #expect(error?.description.contains(name) == true, "\(String(describing: error))")
+        }
+        check(MultipartParserLimits(maxParts: 4), "maxParts")
+        check(MultipartParserLimits(maxPartBytes: 9), "maxPartBytes")
+        check(MultipartParserLimits(maxTotalBytes: 100), "maxTotalBytes")
+        check(MultipartParserLimits(maxHeaderBytes: 20), "maxHeaderBytes")
+        #expect(try parse(many, contentType: "multipart/form-data; boundary=B", limits: MultipartParserLimits(maxParts: 5, maxPartBytes: 10)) { 7 }.count == 5)
+    }
+
+    @Test("a header block that never ends stays bounded")
+    func endlessHeaders() {
+        var parser = try! MultipartParser(boundary: "B")
+        parser.append(Array("--B\r\n".utf8))
+        let filler = [UInt8](repeating: UInt8(ascii: "a"), count: 4096)
+        let error = #expect(throws: MultipartError.self) {
+            for _ in 0..<100 {
+                parser.append(filler)
+                while try parser.next() != nil {}
+            }
+        }
+        #expect(error == .limitExceeded(limit: "maxHeaderBytes", value: 16384))
+    }
+
+    @Test("content types without a boundary are refused", arguments: ["text/plain", "multipart/form-data", "multipart/form-data; boundary=", "application/json; boundary=x"])
+    func noBoundary(contentType: String) {
+        #expect(throws: MultipartError.missingBoundary(contentType: contentType)) { try MultipartParser(contentType: contentType) }
+    }
+
+    @Test("a small form is collected into fields and files")
+    func collect() async throws {
+        var form = MultipartForm()
+        form.append(name: "title", value: "Hi ✓")
+        form.append(name: "doc", bytes: [1, 2, 3], filename: "a.bin")
+        let plan = try form.plan()
+        let collected = try CollectedForm(body: Array(try await plan.encodedData()), contentType: plan.contentType)
+        #expect(collected.fields == [.init(name: "title", value: "Hi ✓")])
+        #expect(collected.files == [.init(name: "doc", filename: "a.bin", contentType: "application/octet-stream", bytes: [1, 2, 3])])
+        #expect(collected.value("title") == "Hi ✓")
+    }
+}
