@@ -1,0 +1,30 @@
+// libFuzzer entry point for MultipartParser: the first input byte picks the chunk size,
+// the rest is the body (boundary "B"). Any crash, hang or runaway memory is a finding.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func parserFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    guard size > 0 else { return 0 }
+    let input = Array(UnsafeBufferPointer(start: data, count: size))
+    let chunkSize = Int(input[0]) + 1
+    let body = input.dropFirst()
+    let limits = MultipartParserLimits(maxHeaderBytes: 1024, maxParts: 50, maxPartBytes: 1 << 16, maxTotalBytes: 1 << 20)
+    guard var parser = try? MultipartParser(contentType: "multipart/form-data; boundary=B", limits: limits) else { return 0 }
+    var offset = body.startIndex
+    var emitted = 0
+    do {
+        while offset < body.endIndex {
+            let end = min(offset + chunkSize, body.endIndex)
+            parser.append(Array(body[offset..<end]))
+            offset = end
+            while let event = try parser.next() {
+                if case .body(let bytes) = event { emitted += bytes.count }
+            }
+        }
+        try parser.finish()
+    } catch {
+        return 0
+    }
+    // Body bytes can never exceed what was fed.
+    if emitted > body.count { fatalError("emitted \(emitted) body bytes from \(body.count) input bytes") }
+    return 0
+}
