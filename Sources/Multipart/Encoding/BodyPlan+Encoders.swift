@@ -36,8 +36,7 @@ extension BodyPlan {
         return Data(bytesNoCopy: base, count: memory.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
-    /// Writes the body to a new file at `path`. File regions are copied in the kernel
-    /// (`copy_file_range`) where the system allows it.
+    /// Writes the body to a new file at `path`, copying file regions through one 1 MiB buffer.
     ///
     /// - Throws: ``MultipartError/outputExists(path:)`` when `path` exists (it is never
     ///   overwritten), ``MultipartError/outputFailed(path:errno:)``, or any error producing

@@ -1,0 +1,115 @@
+import Foundation
+
+/// One benchmark's result, printed as a JSON line.
+struct BenchmarkResult: Encodable {
+    let workload: String
+    let bytes: Int64
+    let seconds: Double
+    let mbps: Double
+    let reference: String
+    let reference_mbps: Double
+    let ratio: Double
+    let peak_rss_mib: Double
+
+    /// Builds the result from the medians of our runs and the reference's.
+    init(workload: String, bytes: Int64, ours: [Double], reference: String, theirs: [Double], peakRSS: Int64) {
+        let seconds = Measurement.median(ours)
+        let referenceSeconds = Measurement.median(theirs)
+        self.workload = workload
+        self.bytes = bytes
+        self.seconds = seconds
+        self.mbps = Double(bytes) / seconds / 1e6
+        self.reference = reference
+        self.reference_mbps = Double(bytes) / referenceSeconds / 1e6
+        self.ratio = referenceSeconds / seconds
+        self.peak_rss_mib = Double(peakRSS) / 1_048_576
+    }
+
+    func printLine() {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let line = (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// Timing and memory measurement helpers.
+enum Measurement {
+    /// Seconds taken by `work`.
+    static func time(_ work: () async throws -> Void) async rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await work()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// Runs `ours` and `theirs` alternately: one warm-up each, then `runs` timed runs each.
+    static func alternate(runs: Int, ours: () async throws -> Void, theirs: () async throws -> Void) async throws -> (ours: [Double], theirs: [Double]) {
+        _ = try await time(theirs)
+        _ = try await time(ours)
+        var oursTimes: [Double] = []
+        var theirTimes: [Double] = []
+        for _ in 0..<runs {
+            theirTimes.append(try await time(theirs))
+            oursTimes.append(try await time(ours))
+        }
+        return (oursTimes, theirTimes)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// Resets the process's peak resident set size to its current size (Linux `clear_refs`).
+    static func resetPeakRSS() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    /// The process's peak resident set size in bytes since the last reset (Linux `VmHWM`).
+    static func peakRSS() -> Int64 {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let digits = line.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0
+            return digits * 1024
+        }
+        return 0
+    }
+}
+
+/// Fast deterministic filler for benchmark content.
+enum Filler {
+    static func fill(_ buffer: UnsafeMutableRawBufferPointer, seed: UInt64) {
+        var state = seed | 1
+        let words = buffer.count / 8
+        let typed = buffer.baseAddress!.bindMemory(to: UInt64.self, capacity: words)
+        for index in 0..<words {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            typed[index] = state
+        }
+        for index in (words * 8)..<buffer.count { buffer[index] = UInt8(truncatingIfNeeded: index) }
+    }
+
+    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            fill(UnsafeMutableRawBufferPointer(buffer), seed: seed)
+            initialized = count
+        }
+    }
+
+    /// Creates a file of `count` pseudo-random bytes at `path`.
+    static func file(at path: String, count: Int) throws {
+        let chunk = bytes(1 << 20, seed: 7)
+        FileManager.default.createFile(atPath: path, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        var written = 0
+        while written < count {
+            let size = min(chunk.count, count - written)
+            try handle.write(contentsOf: chunk[0..<size])
+            written += size
+        }
+        try handle.close()
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Multipart
+import MultipartKit
+import NIOCore
+
+/// `formpost-bench parse`: our parser against multipart-kit 4.7.1's on the same chunks.
+///
+/// `parse` uses random bytes (a CR every 256 bytes on average); `parse-no-cr` the same
+/// bytes with every CR replaced, the best case for multipart-kit, which scans for CR.
+struct ParseBenchmarks {
+    let size: Int
+    let runs: Int
+
+    func run() async throws {
+        let random = Filler.bytes(size, seed: 11)
+        try await run(workload: "parse", content: random)
+        try await run(workload: "parse-no-cr", content: random.map { $0 == 0x0D ? 0x0E : $0 })
+    }
+
+    func run(workload: String, content: [UInt8]) async throws {
+        var form = MultipartForm()
+        for index in 0..<10 { form.append(name: "field\(index)", value: "value \(index)") }
+        form.append(name: "file", bytes: content, filename: "random.bin")
+        let plan = try form.plan()
+        let body = try await plan.encodedData()
+        let chunkSize = 64 * 1024
+        let allocator = ByteBufferAllocator()
+        var chunks: [ByteBuffer] = []
+        chunks.reserveCapacity(body.count / chunkSize + 1)
+        var offset = 0
+        while offset < body.count {
+            let end = min(offset + chunkSize, body.count)
+            var buffer = allocator.buffer(capacity: end - offset)
+            buffer.writeBytes(body[offset..<end])
+            chunks.append(buffer)
+            offset = end
+        }
+        let expectedContent = size + 10 * "value 0".utf8.count
+        Measurement.resetPeakRSS()
+        var oursCount = 0
+        var theirsCount = 0
+        let times = try await Measurement.alternate(runs: runs, ours: {
+            oursCount = try parseWithFormPost(chunks, contentType: plan.contentType)
+        }, theirs: {
+            theirsCount = try parseWithMultipartKit(chunks, boundary: plan.boundary.value)
+        })
+        guard oursCount == expectedContent, theirsCount == expectedContent else {
+            throw BenchmarkFailure("parsers saw \(oursCount) and \(theirsCount) content bytes, expected \(expectedContent)")
+        }
+        BenchmarkResult(workload: workload, bytes: Int64(body.count), ours: times.ours, reference: "multipart-kit", theirs: times.theirs, peakRSS: Measurement.peakRSS()).printLine()
+    }
+
+    /// Parses the chunks as a server would receive them (NIO buffers), counting content bytes.
+    private func parseWithFormPost(_ chunks: [ByteBuffer], contentType: String) throws -> Int {
+        var parser = try MultipartParser(contentType: contentType)
+        var content = 0
+        for chunk in chunks {
+            parser.append(Array(chunk.readableBytesView))
+            while let event = try parser.next() {
+                if case .body(let bytes) = event { content += bytes.count }
+            }
+        }
+        try parser.finish()
+        return content
+    }
+
+    private func parseWithMultipartKit(_ chunks: [ByteBuffer], boundary: String) throws -> Int {
+        let parser = MultipartKit.MultipartParser(boundary: boundary)
+        var content = 0
+        parser.onBody = { content += $0.readableBytes }
+        for chunk in chunks { try parser.execute(chunk) }
+        return content
+    }
+}

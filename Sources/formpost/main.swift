@@ -1,0 +1,5 @@
+import ArgumentParser
+import ServiceLifecycle
+import FormPost
+import FormPostServer
+print("x")
