@@ -6,24 +6,62 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "Multipart", targets: ["Multipart"]),
+        .library(name: "FormPost", targets: ["FormPost"]),
+        .library(name: "FormPostServer", targets: ["FormPostServer"]),
+        .executable(name: "formpost", targets: ["formpost"]),
         .executable(name: "formpost-bench", targets: ["formpost-bench"]),
     ],
     dependencies: [
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
     ],
     targets: [
         .target(name: "CMultipartSystem"),
         .target(name: "Multipart", dependencies: ["CMultipartSystem"]),
+        .target(
+            name: "FormPost",
+            dependencies: [
+                "Multipart",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "FormPostServer",
+            dependencies: [
+                "Multipart",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "formpost",
+            dependencies: [
+                "Multipart", "FormPost", "FormPostServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "formpost-bench",
             dependencies: [
-                "Multipart",
+                "Multipart", "FormPost",
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
+        .testTarget(name: "FormPostTests", dependencies: ["Multipart", "FormPost", "FormPostServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

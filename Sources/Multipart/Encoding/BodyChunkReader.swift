@@ -42,23 +42,56 @@ public final class BodyChunkReader {
         scratch?.deallocate()
     }
 
+    /// Whether the whole body has been produced.
+    public var isFinished: Bool { segmentIndex >= segments.count }
+
     /// Fills `buffer` with the body's next bytes and returns how many were written: always
     /// `buffer.count` until the body's last bytes, then fewer, then 0 at the end.
     public func read(into buffer: UnsafeMutableRawBufferPointer) async throws -> Int {
         try Task.checkCancellation()
         var filled = 0
+        while true {
+            filled += try readWithoutSuspending(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            guard filled < buffer.count, segmentIndex < segments.count, case .stream(let stream) = segments[segmentIndex] else {
+                return filled
+            }
+            let count = try await produce(stream, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            if count == 0 {
+                try advance()
+            } else {
+                filled += count
+            }
+        }
+    }
+
+    /// Fills `buffer` from in-memory bytes, files and bytes a stream already yielded, without
+    /// suspending; it stops early where the next bytes must be awaited from a stream (then
+    /// call ``read(into:)``) or at the end (``isFinished``). Returns the count written.
+    public func readWithoutSuspending(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var filled = 0
         while filled < buffer.count, segmentIndex < segments.count {
             let target = UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])
-            let count = try await produce(segments[segmentIndex], into: target)
+            let count: Int
+            switch segments[segmentIndex] {
+            case .bytes(let bytes): count = copy(from: bytes, into: target)
+            case .file(let region): count = try produce(region, into: target)
+            case .stream:
+                guard stream != nil, pendingOffset < pending.count else { return filled }
+                count = copyPending(into: target)
+            }
             if count == 0 {
-                try finishSegment(segments[segmentIndex])
-                segmentIndex += 1
-                offset = 0
+                try advance()
             } else {
                 filled += count
             }
         }
         return filled
+    }
+
+    private func advance() throws {
+        try finishSegment(segments[segmentIndex])
+        segmentIndex += 1
+        offset = 0
     }
 
     /// The body's next chunk of ``chunkSize`` bytes (the last may be shorter), or nil at the end.
@@ -71,21 +104,14 @@ public final class BodyChunkReader {
 
     // MARK: - Segments
 
-    private func produce(_ segment: BodySegment, into target: UnsafeMutableRawBufferPointer) async throws -> Int {
-        switch segment {
-        case .bytes(let bytes):
-            let count = min(bytes.count - Int(offset), target.count)
-            guard count > 0 else { return 0 }
-            bytes.withUnsafeBytes { source in
-                target.baseAddress!.copyMemory(from: source.baseAddress! + Int(offset), byteCount: count)
-            }
-            offset += Int64(count)
-            return count
-        case .file(let region):
-            return try produce(region, into: target)
-        case .stream(let stream):
-            return try await produce(stream, into: target)
+    private func copy(from bytes: [UInt8], into target: UnsafeMutableRawBufferPointer) -> Int {
+        let count = min(bytes.count - Int(offset), target.count)
+        guard count > 0 else { return 0 }
+        bytes.withUnsafeBytes { source in
+            target.baseAddress!.copyMemory(from: source.baseAddress! + Int(offset), byteCount: count)
         }
+        offset += Int64(count)
+        return count
     }
 
     private func produce(_ region: FileRegion, into target: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -124,6 +150,10 @@ public final class BodyChunkReader {
             pending = chunk
             pendingOffset = 0
         }
+        return copyPending(into: target)
+    }
+
+    private func copyPending(into target: UnsafeMutableRawBufferPointer) -> Int {
         let count = min(pending.count - pendingOffset, target.count)
         pending.withUnsafeBytes { source in
             target.baseAddress!.copyMemory(from: source.baseAddress! + pendingOffset, byteCount: count)

@@ -1,0 +1,118 @@
+import Foundation
+import Multipart
+
+/// Uploads forms, files, bytes and streams over HTTP.
+///
+///     let client = FormPostClient()
+///     var form = MultipartForm()
+///     form.append(name: "title", value: "Holiday")
+///     try form.append(name: "photo", fileAt: "/tmp/beach.jpg")
+///     let response = try await client.upload(form, to: url) { progress in print(progress.fraction ?? 0) }
+///     try response.validate()
+///
+/// Redirects follow browser semantics (307/308 re-send the body from the plan), retries
+/// re-send it too, and the body is produced as its ``EncodingStrategy`` says.
+public struct FormPostClient: Sendable {
+    /// The transport that performs each exchange.
+    public let transport: any UploadTransport
+
+    /// Creates a client on `transport` (AsyncHTTPClient by default).
+    public init(transport: any UploadTransport = AsyncHTTPClientTransport.shared) {
+        self.transport = transport
+    }
+
+    /// Uploads `form` to `url` with `method` (POST, PUT or PATCH).
+    ///
+    /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD, any
+    ///   ``Multipart/MultipartError`` from the body, and transport errors as ``UploadError``.
+    public func upload(
+        _ form: MultipartForm, to url: URL, method: HTTPMethod = .post, headers: [(name: String, value: String)] = [],
+        strategy: EncodingStrategy = .default, options: UploadOptions = UploadOptions(),
+        progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> UploadResponse {
+        guard method != .get, method != .head else { throw UploadError.methodCannotCarryBody(method) }
+        let plan = try form.plan()
+        switch resolve(strategy, length: plan.contentLength) {
+        case .inMemory:
+            let data = try await plan.encodedData()
+            return try await send(.bytes(Array(data), contentType: plan.contentType), to: url, method: method, headers: headers, options: options, progress: progress)
+        case .temporaryFile:
+            let path = NSTemporaryDirectory() + "formpost-\(UUID().uuidString).multipart"
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            try await plan.write(toFile: path)
+            let body = try RequestBody.file(path: path, contentType: plan.contentType)
+            return try await send(body, to: url, method: method, headers: headers, options: options, progress: progress)
+        case .streaming, .automatic:
+            return try await send(RequestBody(plan: plan, contentType: plan.contentType), to: url, method: method, headers: headers, options: options, progress: progress)
+        }
+    }
+
+    /// Sends `body` (a form's, raw bytes, a file or a stream) — or none — to `url`,
+    /// following redirects and retrying as `options` say.
+    public func send(
+        _ body: RequestBody?, to url: URL, method: HTTPMethod = .post, headers: [(name: String, value: String)] = [],
+        options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> UploadResponse {
+        var request = TransportRequest(
+            url: url, method: method, headers: headers, body: body,
+            progress: ProgressReporter(total: body?.contentLength, handler: progress),
+            maxBytesPerSecond: options.maxBytesPerSecond, timeout: options.timeout, maxResponseBytes: options.maxResponseBytes
+        )
+        let deadline = options.timeout.map { Date().addingTimeInterval($0) }
+        var attempt = 0
+        var redirects = 0
+        while true {
+            if let deadline { request.timeout = max(0.001, deadline.timeIntervalSinceNow) }
+            let response: UploadResponse
+            do {
+                response = try await transport.send(request)
+            } catch let error as UploadError {
+                attempt += 1
+                guard case .cannotConnect = error, let delay = options.retry.delay(attempt: attempt, status: nil, retryAfter: nil) else { throw error }
+                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                continue
+            }
+            if options.maxRedirects > 0,
+               let next = RedirectRule.follow(status: response.status, method: request.method, location: response.header("Location"), from: request.url) {
+                redirects += 1
+                guard redirects <= options.maxRedirects else { throw UploadError.tooManyRedirects(options.maxRedirects) }
+                request.url = next.url
+                request.method = next.method
+                if !next.keepsBody {
+                    request.body = nil
+                    request.headers.removeAll { $0.name.lowercased() == "content-type" }
+                }
+                continue
+            }
+            if response.status == 503 || response.status == 429 {
+                attempt += 1
+                if let delay = options.retry.delay(attempt: attempt, status: response.status, retryAfter: response.header("Retry-After")) {
+                    try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    continue
+                }
+            }
+            request.progress.finish()
+            return response
+        }
+    }
+
+    /// Starts an upload whose progress is an `AsyncStream`, for callers that prefer a sequence
+    /// to a closure. Cancel the returned task to abort the upload.
+    public func uploadTask(
+        _ form: MultipartForm, to url: URL, method: HTTPMethod = .post, headers: [(name: String, value: String)] = [],
+        strategy: EncodingStrategy = .default, options: UploadOptions = UploadOptions()
+    ) -> (progress: AsyncStream<UploadProgress>, response: Task<UploadResponse, any Error>) {
+        let (stream, continuation) = AsyncStream<UploadProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let task = Task {
+            defer { continuation.finish() }
+            return try await upload(form, to: url, method: method, headers: headers, strategy: strategy, options: options) { continuation.yield($0) }
+        }
+        return (stream, task)
+    }
+
+    private func resolve(_ strategy: EncodingStrategy, length: Int64?) -> EncodingStrategy {
+        guard case .automatic(let threshold) = strategy else { return strategy }
+        if let length, length <= threshold { return .inMemory }
+        return .streaming
+    }
+}

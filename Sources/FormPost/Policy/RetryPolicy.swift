@@ -1,0 +1,44 @@
+import Foundation
+
+/// When a request is sent again: after a connection failure before any response, and on
+/// 503 or 429, waiting as `Retry-After` says (seconds or an HTTP date) or backing off.
+public struct RetryPolicy: Sendable, Equatable {
+    /// How many times a request may be re-sent.
+    public var maxRetries: Int
+    /// The first back-off delay in seconds; it doubles each retry.
+    public var baseDelay: Double
+    /// The longest wait, whatever `Retry-After` asks.
+    public var maxDelay: Double
+
+    /// No retries (the default).
+    public static let none = RetryPolicy(maxRetries: 0)
+
+    /// Creates a policy.
+    public init(maxRetries: Int, baseDelay: Double = 0.5, maxDelay: Double = 30) {
+        self.maxRetries = maxRetries
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The delay before retry number `attempt` (from 1) after a response with `status` and
+    /// `retryAfter`, or nil when it must not be retried.
+    public func delay(attempt: Int, status: Int?, retryAfter: String?, now: Date = Date()) -> Double? {
+        guard attempt <= maxRetries else { return nil }
+        if let status, status != 503, status != 429 { return nil }
+        if let retryAfter, let seconds = Self.parseRetryAfter(retryAfter, now: now) {
+            return min(max(0, seconds), maxDelay)
+        }
+        return min(baseDelay * pow(2, Double(attempt - 1)), maxDelay)
+    }
+
+    /// Seconds from a `Retry-After` value: delta-seconds or an IMF-fixdate.
+    static func parseRetryAfter(_ value: String, now: Date) -> Double? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(trimmed) { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: trimmed).map { $0.timeIntervalSince(now) }
+    }
+}

@@ -1,0 +1,91 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
+/// stream from the plan in 1 MiB buffers with a known `Content-Length`, or chunked when a
+/// stream part has no length. Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
+public final class AsyncHTTPClientTransport: UploadTransport {
+    private let client: HTTPClient
+    private let ownsClient: Bool
+
+    /// A process-wide transport with a 10 s connect timeout; never shut down.
+    public static let shared = AsyncHTTPClientTransport(connectTimeout: 10)
+
+    /// Creates a transport with its own `HTTPClient`; call ``shutdown()`` when done.
+    public init(connectTimeout: Double = 10) {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .nanoseconds(Int64(connectTimeout * 1e9)))
+        configuration.decompression = .disabled
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        ownsClient = true
+    }
+
+    /// Shuts the underlying client down.
+    public func shutdown() async throws {
+        if ownsClient { try await client.shutdown() }
+    }
+
+    public func send(_ request: TransportRequest) async throws -> UploadResponse {
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
+            throw UploadError.invalidURL(request.url.absoluteString)
+        }
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        if let body = request.body {
+            outgoing.headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
+            let buffers = PlanByteBuffers(plan: body.plan, progress: request.progress, maxBytesPerSecond: request.maxBytesPerSecond)
+            outgoing.body = .stream(buffers, length: body.contentLength.map { .known($0) } ?? .unknown)
+        }
+        let deadline: NIODeadline = request.timeout.map { .now() + .nanoseconds(Int64($0 * 1e9)) } ?? .distantFuture
+        do {
+            let response = try await client.execute(outgoing, deadline: deadline)
+            let collected = try await response.body.collect(upTo: request.maxResponseBytes)
+            return UploadResponse(
+                status: Int(response.status.code),
+                headers: response.headers.map { ($0.name, $0.value) },
+                body: Array(collected.readableBytesView),
+                url: request.url
+            )
+        } catch {
+            throw Self.translate(error, url: request.url)
+        }
+    }
+
+    /// Maps AsyncHTTPClient and NIO errors to ``UploadError``; body errors pass through.
+    static func translate(_ error: any Error, url: URL) -> any Error {
+        let host = url.host ?? ""
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        switch error {
+        case is UploadError, is CancellationError:
+            return error
+        case let error as HTTPClientError where error == .connectTimeout:
+            return UploadError.timedOut("connecting to \(host) took too long")
+        case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout:
+            return UploadError.timedOut("no complete answer from \(host) in time")
+        case let error as HTTPClientError where error == .cancelled:
+            return CancellationError()
+        case let error as NIOConnectionError:
+            if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
+                return UploadError.cannotResolve(host: host, reason: String(describing: error.dnsAError ?? error.dnsAAAAError!))
+            }
+            return UploadError.cannotConnect(host: host, port: port, reason: error.connectionErrors.last.map { String(describing: $0.error) } ?? "connection failed")
+        default:
+            let text = String(describing: error)
+            if text.contains("connection refused") || text.contains("Connection refused") || text.contains("connectTimeout") {
+                return UploadError.cannotConnect(host: host, port: port, reason: text)
+            }
+            if text.contains("NXDOMAIN") || text.contains("getaddrinfo") || text.contains("dns") {
+                return UploadError.cannotResolve(host: host, reason: text)
+            }
+            if error is HTTPClientError || error is ChannelError || error is IOError {
+                return UploadError.transport(text)
+            }
+            return error
+        }
+    }
+}

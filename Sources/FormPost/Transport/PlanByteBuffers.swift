@@ -1,0 +1,85 @@
+import Dispatch
+import Multipart
+import NIOCore
+
+/// A body plan as an async sequence of NIO buffers. Each iteration starts the body over,
+/// so a transport can send it again. In-memory and file bytes are read straight into
+/// each buffer (one copy); stream bytes go through a scratch buffer. An optional rate cap
+/// delays buffers so that the average stays under `maxBytesPerSecond`.
+struct PlanByteBuffers: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+
+    let plan: BodyPlan
+    let progress: ProgressReporter
+    let maxBytesPerSecond: Int64?
+    let chunkSize: Int
+
+    init(plan: BodyPlan, progress: ProgressReporter, maxBytesPerSecond: Int64?, chunkSize: Int = 1 << 20) {
+        self.plan = plan
+        self.progress = progress
+        self.maxBytesPerSecond = maxBytesPerSecond
+        self.chunkSize = maxBytesPerSecond.map { Int(Swift.min(Int64(chunkSize), Swift.max(1024, $0 / 20))) } ?? chunkSize
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        progress.restart()
+        return AsyncIterator(state: IteratorState(reader: plan.makeChunkReader(chunkSize: chunkSize), chunkSize: chunkSize), progress: progress, maxBytesPerSecond: maxBytesPerSecond)
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let state: IteratorState
+        let progress: ProgressReporter
+        let maxBytesPerSecond: Int64?
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let buffer = try await state.nextBuffer() else { return nil }
+            progress.add(buffer.readableBytes)
+            if let rate = maxBytesPerSecond, rate > 0 {
+                try await state.pace(sent: progress.bytesSent, rate: rate)
+            }
+            return buffer
+        }
+    }
+
+    /// The reader and its scratch memory, released with the iterator.
+    final class IteratorState {
+        let reader: BodyChunkReader
+        let chunkSize: Int
+        let allocator = ByteBufferAllocator()
+        let started = DispatchTime.now().uptimeNanoseconds
+        private var scratch: UnsafeMutableRawBufferPointer?
+
+        init(reader: BodyChunkReader, chunkSize: Int) {
+            self.reader = reader
+            self.chunkSize = chunkSize
+        }
+
+        deinit { scratch?.deallocate() }
+
+        func nextBuffer() async throws -> ByteBuffer? {
+            try Task.checkCancellation()
+            guard !reader.isFinished else { return nil }
+            var buffer = allocator.buffer(capacity: chunkSize)
+            let size = chunkSize
+            let reader = self.reader
+            let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { memory in
+                try reader.readWithoutSuspending(into: UnsafeMutableRawBufferPointer(rebasing: memory[0..<size]))
+            }
+            if count > 0 { return buffer }
+            guard !reader.isFinished else { return nil }
+            let memory = scratch ?? UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+            scratch = memory
+            let awaited = try await reader.read(into: memory)
+            guard awaited > 0 else { return nil }
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: memory[0..<awaited]))
+            return buffer
+        }
+
+        /// Sleeps until sending `sent` bytes at `rate` bytes per second would be due.
+        func pace(sent: Int64, rate: Int64) async throws {
+            let due = Double(sent) / Double(rate)
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            if due > elapsed { try await Task.sleep(nanoseconds: UInt64((due - elapsed) * 1e9)) }
+        }
+    }
+}

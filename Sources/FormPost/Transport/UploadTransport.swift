@@ -1,0 +1,28 @@
+import Foundation
+
+/// Sends one HTTP request and returns its response. Redirects, retries and encoding
+/// strategies are the client's; a transport only performs the exchange.
+public protocol UploadTransport: Sendable {
+    /// Sends `request`, counting body bytes into `request.progress`.
+    func send(_ request: TransportRequest) async throws -> UploadResponse
+}
+
+/// One exchange for a transport to perform.
+public struct TransportRequest: Sendable {
+    /// The URL.
+    public var url: URL
+    /// The method.
+    public var method: HTTPMethod
+    /// Header fields to send, besides `Content-Type` and `Content-Length`.
+    public var headers: [(name: String, value: String)]
+    /// The body, if any.
+    public var body: RequestBody?
+    /// Where body bytes are counted.
+    public var progress: ProgressReporter
+    /// An upper bound on the sending rate, if any.
+    public var maxBytesPerSecond: Int64?
+    /// The exchange's time limit in seconds, if any.
+    public var timeout: Double?
+    /// The largest response body read.
+    public var maxResponseBytes: Int
+}

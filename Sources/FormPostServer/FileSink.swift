@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Crypto
+import Foundation
+
+/// Writes one uploaded file aside (`.partial-…`), hashing as it goes, and gives it its
+/// final name only once complete. The final name is random; nothing of the client's
+/// filename is ever part of a path.
+struct FileSink {
+    let directory: String
+    let storedName: String
+    private let partialPath: String
+    private let descriptor: Int32
+    private var hasher = SHA256()
+    private(set) var size: Int64 = 0
+
+    init(directory: String) throws {
+        let name = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        self.directory = directory
+        self.storedName = name
+        self.partialPath = directory + "/.partial-" + name
+        descriptor = open(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw ReceiverFailure.storage("cannot create a file in \(directory): \(String(cString: strerror(errno)))") }
+    }
+
+    mutating func write(_ bytes: ArraySlice<UInt8>) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let count = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw ReceiverFailure.storage("writing an upload failed: \(String(cString: strerror(errno)))")
+                }
+                done += count
+            }
+            hasher.update(bufferPointer: buffer)
+        }
+        size += Int64(bytes.count)
+    }
+
+    /// Closes the file and moves it to its final name; returns its SHA-256 in hexadecimal.
+    func complete() throws -> String {
+        close(descriptor)
+        guard rename(partialPath, directory + "/" + storedName) == 0 else {
+            unlink(partialPath)
+            throw ReceiverFailure.storage("storing an upload failed: \(String(cString: strerror(errno)))")
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Closes and removes the partial file.
+    func discard() {
+        close(descriptor)
+        unlink(partialPath)
+    }
+}
+
+/// Why a receiver refused or failed a request; each maps to an HTTP status.
+enum ReceiverFailure: Error {
+    case storage(String)
+    case methodNotAllowed(String)
+    case unsupportedMediaType(String)
+}

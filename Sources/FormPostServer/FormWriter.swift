@@ -1,0 +1,67 @@
+import Multipart
+
+/// Consumes parser events for one request: files go to ``FileSink``s, fields are kept as
+/// text. On any failure, ``discardAll()`` removes every file of the request, finished or not.
+struct FormWriter {
+    private let configuration: ReceiverConfiguration
+    private var receipt = Receipt()
+    private var head: PartHead?
+    private var sink: FileSink?
+    private var field: [UInt8] = []
+    private var stored: [String] = []
+
+    init(configuration: ReceiverConfiguration) {
+        self.configuration = configuration
+    }
+
+    mutating func handle(_ event: MultipartEvent) throws {
+        switch event {
+        case .partBegin(let begun):
+            head = begun
+            field = []
+            if begun.filename != nil { sink = try FileSink(directory: configuration.directory) }
+        case .body(let bytes):
+            if sink != nil {
+                try sink!.write(bytes)
+                if sink!.size > configuration.maxFileSize {
+                    throw MultipartError.limitExceeded(limit: "maxFileSize", value: configuration.maxFileSize)
+                }
+            } else {
+                field += bytes
+                if Int64(field.count) > configuration.maxFieldSize {
+                    throw MultipartError.limitExceeded(limit: "maxFieldSize", value: configuration.maxFieldSize)
+                }
+            }
+        case .partEnd:
+            guard let part = head else { return }
+            if let file = sink, let filename = part.filename {
+                sink = nil
+                let digest = try file.complete()
+                stored.append(file.storedName)
+                receipt.files.append(.init(name: part.name, filename: filename, contentType: part.contentType, size: file.size, sha256: digest, storedAs: file.storedName))
+            } else {
+                receipt.fields.append(.init(name: part.name, value: String(decoding: field, as: UTF8.self)))
+            }
+            head = nil
+        case .end:
+            break
+        }
+    }
+
+    /// The receipt of a complete form.
+    var result: Receipt { receipt }
+
+    /// Removes the partial file and every file this request stored.
+    mutating func discardAll() {
+        sink?.discard()
+        sink = nil
+        for name in stored { unlink(configuration.directory + "/" + name) }
+        stored = []
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

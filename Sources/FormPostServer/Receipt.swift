@@ -1,0 +1,40 @@
+/// What a receiver answers for a stored form: its fields and files, in the order received.
+///
+///     {"fields":[{"name":"title","value":"Hi"}],
+///      "files":[{"name":"doc","filename":"a.pdf","contentType":"application/pdf",
+///                "size":4,"sha256":"…","storedAs":"3f0c…"}]}
+public struct Receipt: Codable, Equatable, Sendable {
+    /// A text field.
+    public struct Field: Codable, Equatable, Sendable {
+        /// The field name.
+        public let name: String
+        /// The value, as UTF-8 text.
+        public let value: String
+    }
+
+    /// A stored file.
+    public struct File: Codable, Equatable, Sendable {
+        /// The field name.
+        public let name: String
+        /// The filename the client sent (never used to build a path).
+        public let filename: String
+        /// The content type the client sent, if any.
+        public let contentType: String?
+        /// The content's size in bytes.
+        public let size: Int64
+        /// The content's SHA-256, lowercase hexadecimal.
+        public let sha256: String
+        /// The stored file's name, relative to the receiver's directory.
+        public let storedAs: String
+    }
+
+    /// The text fields.
+    public var fields: [Field] = []
+    /// The stored files.
+    public var files: [File] = []
+}
+
+/// The body of an error response: `{"error": "…"}`.
+struct ErrorBody: Codable {
+    let error: String
+}

@@ -1,0 +1,28 @@
+import Multipart
+
+/// Where a receiver stores files and what it accepts.
+public struct ReceiverConfiguration: Sendable {
+    /// The directory files are stored in; created if missing.
+    public var directory: String
+    /// The largest request body, in bytes.
+    public var maxBodySize: Int64
+    /// The largest file part, in bytes.
+    public var maxFileSize: Int64
+    /// The most parts in a form.
+    public var maxParts: Int
+    /// The largest text field kept in memory, in bytes.
+    public var maxFieldSize: Int64
+
+    /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB fields.
+    public init(directory: String, maxBodySize: Int64 = 10 << 30, maxFileSize: Int64 = 10 << 30, maxParts: Int = 1000, maxFieldSize: Int64 = 1 << 20) {
+        self.directory = directory
+        self.maxBodySize = maxBodySize
+        self.maxFileSize = maxFileSize
+        self.maxParts = maxParts
+        self.maxFieldSize = maxFieldSize
+    }
+
+    var parserLimits: MultipartParserLimits {
+        MultipartParserLimits(maxParts: maxParts, maxPartBytes: max(maxFileSize, maxFieldSize), maxTotalBytes: maxBodySize)
+    }
+}

@@ -1,0 +1,32 @@
+import FormPost
+import Multipart
+
+/// curl's exit codes, where the meaning matches.
+enum ExitStatus: Int32 {
+    case ok = 0
+    case failure = 1
+    case usage = 2
+    case cannotResolve = 6
+    case cannotConnect = 7
+    case httpError = 22
+    case readError = 26
+    case timedOut = 28
+    case sendError = 55
+
+    /// The exit code for `error`.
+    static func forError(_ error: any Error) -> ExitStatus {
+        switch error {
+        case is UsageError: return .usage
+        case MultipartError.fileNotFound, MultipartError.notARegularFile, MultipartError.fileNotReadable,
+             MultipartError.fileReadFailed, MultipartError.fileSizeChanged:
+            return .readError
+        case MultipartError.invalidBoundary, MultipartError.invalidHeader: return .usage
+        case UploadError.cannotResolve: return .cannotResolve
+        case UploadError.cannotConnect: return .cannotConnect
+        case UploadError.timedOut: return .timedOut
+        case UploadError.invalidURL, UploadError.methodCannotCarryBody: return .usage
+        case UploadError.transport: return .sendError
+        default: return .failure
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+
+/// `formpost`: upload forms as `curl -F` does, encode them, receive them.
+@main
+struct Formpost: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "formpost",
+        abstract: "Build, send and receive multipart/form-data.",
+        discussion: "formpost -F name=value -F file=@photo.jpg https://example.com/upload",
+        subcommands: [UploadCommand.self, EncodeCommand.self, ServeCommand.self, DemoCommand.self],
+        defaultSubcommand: UploadCommand.self
+    )
+
+    /// Runs the command; usage mistakes exit 2, as curl's do.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Prints `formpost: message` on standard error and ends with the matching exit code.
+func fail(_ error: any Error) -> ExitCode {
+    FileHandle.standardError.write(Data("formpost: \(error)\n".utf8))
+    return ExitCode(ExitStatus.forError(error).rawValue)
+}

@@ -1,0 +1,43 @@
+import Foundation
+import FormPost
+import Synchronization
+
+/// A one-line progress bar on standard error — bytes sent, percentage, rate, time left —
+/// and a summary line at the end. Silent unless standard error is a terminal.
+final class ProgressBar: Sendable {
+    private let enabled: Bool
+    private let started = Date()
+    private let lastLine = Mutex("")
+
+    init(enabled: Bool) {
+        self.enabled = enabled && isatty(STDERR_FILENO) == 1
+    }
+
+    /// Redraws the bar for `progress`.
+    func update(_ progress: UploadProgress) {
+        guard enabled else { return }
+        let line = Self.render(progress, elapsed: Date().timeIntervalSince(started), width: 30)
+        lastLine.withLock { $0 = line }
+        FileHandle.standardError.write(Data(("\r" + line + "\u{1B}[K").utf8))
+    }
+
+    /// Ends the bar with a summary line.
+    func finish(summary: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + summary + "\n").utf8))
+    }
+
+    /// The bar's text: `[#####.....]  45%  450.0 MiB / 1.0 GiB  1.2 GB/s  ETA 0:01`.
+    static func render(_ progress: UploadProgress, elapsed: Double, width: Int) -> String {
+        let rate = elapsed > 0 ? Double(progress.bytesSent) / elapsed : 0
+        let rateText = String(format: "%.1f MB/s", rate / 1e6)
+        guard let fraction = progress.fraction, let total = progress.totalBytes else {
+            return "\(ByteSize.format(progress.bytesSent)) sent  \(rateText)"
+        }
+        let filled = min(width, Int(fraction * Double(width)))
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let remaining = rate > 0 ? Double(total - progress.bytesSent) / rate : 0
+        let eta = String(format: "%d:%02d", Int(remaining) / 60, Int(remaining) % 60)
+        return String(format: "[%@] %3d%%  %@ / %@  %@  ETA %@", bar, Int(fraction * 100), ByteSize.format(progress.bytesSent), ByteSize.format(total), rateText, eta)
+    }
+}

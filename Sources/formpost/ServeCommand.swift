@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import FormPostServer
+import Hummingbird
+import Logging
+
+/// `formpost serve`: receives multipart uploads and stores files under `--dir`.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Receive multipart/form-data uploads and store the files.")
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+    @Option(help: "The port to listen on (0 for any free port).")
+    var port = 8080
+    @Option(help: "Where to store received files.")
+    var dir = "./uploads"
+    @Option(name: .customLong("max-body-size"), help: "The largest request body: bytes or K/M/G.")
+    var maxBodySize = "10G"
+    @Option(name: .customLong("max-file-size"), help: "The largest file part: bytes or K/M/G.")
+    var maxFileSize = "10G"
+    @Option(name: .customLong("max-parts"), help: "The most parts in a form.")
+    var maxParts = 1000
+
+    func run() async throws {
+        guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
+        guard let fileLimit = ByteSize.parse(maxFileSize) else { throw fail(UsageError("--max-file-size \(maxFileSize): expected bytes or K/M/G")) }
+        guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
+        let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts)
+        let receiver: UploadReceiver
+        do {
+            receiver = try UploadReceiver(configuration: configuration)
+        } catch {
+            throw fail(UsageError("cannot use \(dir): \(error.localizedDescription)"))
+        }
+        let directory = dir
+        let app = UploadServer(receiver: receiver, host: host, port: port).application { boundPort in
+            FileHandle.standardError.write(Data("formpost: receiving on http://\(host):\(boundPort)/, storing files in \(directory) (Ctrl-C stops)\n".utf8))
+        }
+        try await app.runService()
+    }
+}

@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import FormPost
+import Multipart
+import Synchronization
+
+/// `formpost [options] URL`: uploads a form (`-F`), a file (`-T`) or raw bytes (`--data-binary`).
+struct UploadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "upload", abstract: "Upload a form, a file or bytes (the default command).")
+
+    @Option(name: [.customShort("F", allowingJoined: true), .customLong("form")], help: "A form part in curl's syntax: name=value, name=@file, name=<file, with ;type= ;filename= ;headers=.")
+    var form: [String] = []
+    @Option(name: .customLong("form-string"), help: "A text field whose value is taken literally.")
+    var formString: [String] = []
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send this file as the raw body (PUT unless -X says otherwise).")
+    var uploadFile: String?
+    @Option(name: .customLong("data-binary"), help: "Send @FILE (or a literal value) as the raw body of a POST.")
+    var dataBinary: String?
+    @Option(name: [.customShort("H"), .customLong("header")], help: "An extra request header, \"Name: value\".")
+    var headers: [String] = []
+    @Option(name: [.customShort("X"), .customLong("request")], help: "The method (POST by default, PUT with -T).")
+    var method: String?
+    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the response body to this file instead of standard output.")
+    var output: String?
+    @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the status is 400 or more.")
+    var failOnError = false
+    @Option(name: .customLong("retry"), help: "Retry this many times on connection failures, 503 and 429.")
+    var retry: Int = 0
+    @Option(name: .customLong("limit-rate"), help: "The most bytes per second to send: 500K, 10M.")
+    var limitRate: String?
+    @Option(name: .customLong("max-time"), help: "The whole request's time limit in seconds.")
+    var maxTime: Double?
+    @Option(name: .customLong("connect-timeout"), help: "The connection's time limit in seconds.")
+    var connectTimeout: Double?
+    @Option(name: .customLong("boundary"), help: "Use this boundary instead of a random one.")
+    var boundary: String?
+    @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress bar or summary.")
+    var silent = false
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the request and response heads on standard error.")
+    var verbose = false
+    @Option(name: .customLong("transport"), help: "ahc (AsyncHTTPClient).")
+    var transport: String = "ahc"
+    @Flag(name: .customLong("json"), help: "Print one JSON summary on standard output; the body goes only to -o.")
+    var json = false
+    @Argument(help: "The URL to send to.")
+    var url: String
+
+    func run() async throws {
+        do {
+            try await upload()
+        } catch let code as ExitCode {
+            throw code
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    private func upload() async throws {
+        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw UsageError("\(url) is not an http or https URL")
+        }
+        guard transport == "ahc" else { throw UsageError("--transport \(transport): only ahc is available") }
+        let rate = try limitRate.map { text -> Int64 in
+            guard let value = ByteSize.parse(text), value > 0 else { throw UsageError("--limit-rate \(text): expected a size such as 500K or 10M") }
+            return value
+        }
+        let extraHeaders = try headers.map { line -> (name: String, value: String) in
+            let field = try FormBuilder.header(line)
+            return (field.name, field.value)
+        }
+        let (body, defaultMethod) = try requestBody()
+        let requestMethod = HTTPMethod(rawValue: method ?? defaultMethod.rawValue)
+        let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxBytesPerSecond: rate, timeout: maxTime)
+        let ownTransport = connectTimeout.map { AsyncHTTPClientTransport(connectTimeout: $0) }
+        defer { if let ownTransport { Task { try? await ownTransport.shutdown() } } }
+        let client = FormPostClient(transport: ownTransport ?? AsyncHTTPClientTransport.shared)
+        let bar = ProgressBar(enabled: !silent && !json)
+        let lastSent = Mutex(Int64(0))
+        if verbose { printRequestHead(target, method: requestMethod, body: body, headers: extraHeaders) }
+        let started = Date()
+        let response: UploadResponse
+        do {
+            if let body, requestMethod == .get || requestMethod == .head, body.contentLength ?? 1 > 0 {
+                throw UploadError.methodCannotCarryBody(requestMethod)
+            }
+            response = try await client.send(body, to: target, method: requestMethod, headers: extraHeaders, options: options) { progress in
+                lastSent.withLock { $0 = progress.bytesSent }
+                bar.update(progress)
+            }
+        } catch {
+            bar.finish(summary: "Upload failed after \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            throw error
+        }
+        let seconds = Date().timeIntervalSince(started)
+        let sent = lastSent.withLock { $0 }
+        bar.finish(summary: "Sent \(ByteSize.format(sent)) in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", Double(sent) / max(seconds, 1e-9) / 1e6)) MB/s); HTTP \(response.status)")
+        if verbose { printResponseHead(response) }
+        if failOnError, response.status >= 400 {
+            FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8))
+            throw ExitCode(ExitStatus.httpError.rawValue)
+        }
+        if let output {
+            guard FileManager.default.createFile(atPath: output, contents: Data(response.body)) else {
+                throw UsageError("cannot write \(output)")
+            }
+        } else if !json {
+            FileHandle.standardOutput.write(Data(response.body))
+        }
+        if json { printJSON(response: response, sent: sent, seconds: seconds) }
+    }
+
+    /// The body and the method it implies: a form (POST), -T (PUT) or --data-binary (POST).
+    private func requestBody() throws -> (RequestBody?, HTTPMethod) {
+        let formArguments = try FormBuilder.orderedArguments(Array(CommandLine.arguments.dropFirst()))
+        let kinds = [!formArguments.isEmpty, uploadFile != nil, dataBinary != nil].filter { $0 }.count
+        guard kinds <= 1 else { throw UsageError("use only one of -F/--form-string, -T and --data-binary") }
+        if let uploadFile {
+            if uploadFile == "-" { return (.bytes(Array(FileHandle.standardInput.readDataToEndOfFile())), .put) }
+            return (try RequestBody.file(path: uploadFile), .put)
+        }
+        if let dataBinary {
+            let contentType = "application/x-www-form-urlencoded"
+            if dataBinary == "@-" { return (.bytes(Array(FileHandle.standardInput.readDataToEndOfFile()), contentType: contentType), .post) }
+            if dataBinary.hasPrefix("@") { return (try RequestBody.file(path: String(dataBinary.dropFirst()), contentType: contentType), .post) }
+            return (.bytes(Array(dataBinary.utf8), contentType: contentType), .post)
+        }
+        if formArguments.isEmpty { return (nil, .get) }
+        return (try RequestBody.form(try FormBuilder.form(from: formArguments, boundary: boundary)), .post)
+    }
+
+    private func printRequestHead(_ url: URL, method: HTTPMethod, body: RequestBody?, headers: [(name: String, value: String)]) {
+        var lines = ["> \(method) \(url.path.isEmpty ? "/" : url.path)\(url.query.map { "?" + $0 } ?? "") HTTP/1.1", "> Host: \(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")"]
+        lines += headers.map { "> \($0.name): \($0.value)" }
+        if let body {
+            lines.append("> Content-Type: \(body.contentType)")
+            lines.append(body.contentLength.map { "> Content-Length: \($0)" } ?? "> Transfer-Encoding: chunked")
+        }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n>\n").utf8))
+    }
+
+    private func printResponseHead(_ response: UploadResponse) {
+        let lines = ["< HTTP/1.1 \(response.status)"] + response.headers.map { "< \($0.name): \($0.value)" }
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n<\n").utf8))
+    }
+
+    private func printJSON(response: UploadResponse, sent: Int64, seconds: Double) {
+        var headers: [String: String] = [:]
+        for header in response.headers { headers[header.name.lowercased()] = header.value }
+        let summary: [String: Any] = [
+            "status": response.status, "bytes_sent": sent, "seconds": seconds,
+            "mbps": Double(sent) / max(seconds, 1e-9) / 1e6, "response_headers": headers, "response_bytes": response.body.count,
+        ]
+        if let data = try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]) {
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        }
+    }
+}

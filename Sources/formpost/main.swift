@@ -1,5 +1,0 @@
-import ArgumentParser
-import ServiceLifecycle
-import FormPost
-import FormPostServer
-print("x")
