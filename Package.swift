@@ -61,7 +61,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
-        .testTarget(name: "FormPostTests", dependencies: ["Multipart", "FormPost", "FormPostServer"]),
+        .testTarget(
+            name: "FormPostTests",
+            dependencies: [
+                "Multipart", "FormPost", "FormPostServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,12 @@ public struct Receipt: Codable, Equatable, Sendable {
         public let name: String
         /// The value, as UTF-8 text.
         public let value: String
+
+        /// Creates a field entry.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     /// A stored file.

@@ -125,6 +125,7 @@ struct GoldenBodyTests {
         var form = MultipartForm(boundary: boundary)
         form.append(name: "q\"uote\rcr\nlf\r\nboth", bytes: [], filename: "a\"b\r\nc\nd.txt")
         form.append(name: "ünï😀", bytes: [], filename: "ファイル 😀.png")
+        form.append(name: "nul\u{0}", bytes: [], filename: "a\u{0}b")
         let body = try await form.plan().encodedData()
         #expect(text(body) == """
             --B\r
@@ -135,6 +136,11 @@ struct GoldenBodyTests {
             --B\r
             Content-Disposition: form-data; name="ünï😀"; filename="ファイル 😀.png"\r
             Content-Type: image/png\r
+            \r
+            \r
+            --B\r
+            Content-Disposition: form-data; name="nul%00"; filename="a%00b"\r
+            Content-Type: application/octet-stream\r
             \r
             \r
             --B--\r

@@ -3,7 +3,8 @@
 ///
 /// Names and filenames are written as UTF-8. In a name, a lone CR or LF is first
 /// normalised to CRLF; then in names and filenames `"` becomes `%22`, CR `%0D` and
-/// LF `%0A`. `filename*` is never written.
+/// LF `%0A`. NUL, which no browser can send and no header may hold, becomes `%00`.
+/// `filename*` is never written.
 ///
 ///     formData(name: "a\"b", filename: "ça\nva.txt")
 ///     // form-data; name="a%22b"; filename="ça%0Ava.txt"
@@ -17,9 +18,9 @@ public enum ContentDisposition {
         return value
     }
 
-    /// Percent-escapes `"`, CR and LF as browsers do; every other character is kept.
+    /// Percent-escapes `"`, CR and LF as browsers do, and NUL; every other character is kept.
     public static func escape(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return text }
+        guard text.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else { return text }
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count + 8)
         for byte in text.utf8 {
@@ -27,6 +28,7 @@ public enum ContentDisposition {
             case 0x22: out += Array("%22".utf8)
             case 0x0D: out += Array("%0D".utf8)
             case 0x0A: out += Array("%0A".utf8)
+            case 0x00: out += Array("%00".utf8)
             default: out.append(byte)
             }
         }

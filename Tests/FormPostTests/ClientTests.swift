@@ -1,0 +1,243 @@
+import Foundation
+import FormPost
+import FormPostServer
+import Multipart
+import Synchronization
+import Testing
+
+@Suite("Client against a real server")
+struct ClientTests {
+    let client = FormPostClient()
+
+    @Test("every strategy delivers the exact bytes of the plan", arguments: [
+        EncodingStrategy.default, .inMemory, .streaming, .temporaryFile, .automatic(threshold: 0),
+    ])
+    func byteExact(strategy: EncodingStrategy) async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory)
+        let expected = sha256Hex(try await form.plan().encodedData())
+        let server = try TestServer()
+        let digest = try await server.run { base in
+            try await client.upload(form, to: base.appendingPathComponent("digest"), strategy: strategy).decode(Digest.self)
+        }
+        #expect(digest == Digest(length: Int(form.contentLength!), sha256: expected, contentType: form.contentType, method: "POST"))
+    }
+
+    @Test("the receiver stores what was sent, PUT and PATCH too", arguments: [HTTPMethod.post, .put, .patch])
+    func receiverRoundTrip(method: HTTPMethod) async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 2_000_000)
+        let server = try TestServer()
+        let response = try await server.run { base in
+            try await client.upload(form, to: base.appendingPathComponent("upload"), method: method, strategy: .streaming)
+        }
+        if method != .post {
+            #expect(response.status == 405)
+            return
+        }
+        let receipt = try response.validate(contentTypes: ["application/json"]).decode(Receipt.self)
+        #expect(receipt.fields == [.init(name: "title", value: "Hello ✓")])
+        #expect(receipt.files.map(\.filename) == ["blob.bin", "sample.dat"])
+        let fileBytes = try Data(contentsOf: URL(fileURLWithPath: directory.path + "/sample.dat"))
+        #expect(receipt.files[1].sha256 == sha256Hex(fileBytes))
+        #expect(receipt.files[0].sha256 == sha256Hex([0, 1, 2, 255] as [UInt8]))
+        let stored = try Data(contentsOf: URL(fileURLWithPath: server.directory + "/" + receipt.files[1].storedAs))
+        #expect(stored == fileBytes)
+    }
+
+    @Test("GET and HEAD are refused for a form before anything is sent", arguments: [HTTPMethod.get, .head])
+    func refusesGet(method: HTTPMethod) async throws {
+        await #expect(throws: UploadError.self) {
+            try await client.upload(MultipartForm(), to: URL(string: "http://127.0.0.1:9/")!, method: method)
+        }
+    }
+
+    @Test("progress rises monotonically and ends at the total")
+    func progress() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 8_000_000)
+        let seen = Mutex<[UploadProgress]>([])
+        let server = try TestServer()
+        _ = try await server.run { base in
+            try await client.upload(form, to: base.appendingPathComponent("slow"), strategy: .streaming) { progress in
+                seen.withLock { $0.append(progress) }
+            }
+        }
+        let values = seen.withLock { $0 }
+        #expect(values.count >= 2)
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent })
+        #expect(values.last == UploadProgress(bytesSent: form.contentLength!, totalBytes: form.contentLength!))
+        #expect(values.last?.fraction == 1)
+    }
+
+    @Test("progress as an AsyncStream ends at the total")
+    func progressStream() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory)
+        let server = try TestServer()
+        let last = try await server.run { base in
+            let (progress, response) = client.uploadTask(form, to: base.appendingPathComponent("digest"))
+            var last: UploadProgress?
+            for await value in progress { last = value }
+            _ = try await response.value
+            return last
+        }
+        #expect(last?.bytesSent == form.contentLength)
+    }
+
+    @Test("cancelling the task aborts the upload promptly and removes the temporary file")
+    func cancellation() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 64_000_000)
+        let server = try TestServer()
+        let before = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasSuffix(".multipart") }.count
+        try await server.run { base in
+            let started = Mutex(false)
+            let task = Task {
+                try await client.upload(form, to: base.appendingPathComponent("slow"), strategy: .temporaryFile) { _ in
+                    started.withLock { $0 = true }
+                }
+            }
+            while !started.withLock({ $0 }) { try await Task.sleep(nanoseconds: 1_000_000) }
+            let clock = ContinuousClock()
+            let cancelledAt = clock.now
+            task.cancel()
+            let result = await task.result
+            #expect(throws: (any Error).self) { try result.get() }
+            #expect(clock.now - cancelledAt < .seconds(5))
+        }
+        let after = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasSuffix(".multipart") }.count
+        #expect(after == before)
+    }
+
+    @Test("503 with Retry-After is retried, re-sending the whole body")
+    func retries() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory)
+        let expected = sha256Hex(try await form.plan().encodedData())
+        let server = try TestServer()
+        let digest = try await server.run { base in
+            try await client.upload(form, to: base.appendingPathComponent("flaky"), strategy: .streaming,
+                                    options: UploadOptions(retry: RetryPolicy(maxRetries: 3, baseDelay: 0.01))).validate().decode(Digest.self)
+        }
+        #expect(digest.sha256 == expected)
+        #expect(server.flakyCount.withLock { $0 } == 3)
+        let noRetry = try TestServer()
+        let status = try await noRetry.run { base in try await client.upload(form, to: base.appendingPathComponent("flaky")).status }
+        #expect(status == 503)
+    }
+
+    @Test("307 and 308 re-send the body from the plan; 303 and 302 turn a POST into a bodiless GET", arguments: [307, 308, 303, 302])
+    func redirects(code: Int) async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 3_000_000)
+        let expected = sha256Hex(try await form.plan().encodedData())
+        let server = try TestServer()
+        let digest = try await server.run { base in
+            try await client.upload(form, to: URL(string: "\(base)/redirect/\(code)?to=/digest")!, strategy: .streaming).validate().decode(Digest.self)
+        }
+        if code == 307 || code == 308 {
+            #expect(digest == Digest(length: Int(form.contentLength!), sha256: expected, contentType: form.contentType, method: "POST"))
+        } else {
+            #expect(digest.method == "GET" && digest.length == 0 && digest.contentType == "")
+        }
+    }
+
+    @Test("a server that answers 413 early is reported, not hung on")
+    func earlyRejection() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 50_000_000)
+        let server = try TestServer()
+        let outcome: Result<Int, any Error> = try await server.run { base in
+            do {
+                return .success(try await client.upload(form, to: base.appendingPathComponent("reject"), strategy: .streaming, options: UploadOptions(timeout: 20)).status)
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .success(let status): #expect(status == 413)
+        case .failure(let error): #expect(error is UploadError, "\(error)")
+        }
+    }
+
+    @Test("raw bytes, files and streams upload byte-exact")
+    func rawUploads() async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("raw.bin", size: 1_234_567)
+        let fileBytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let server = try TestServer()
+        try await server.run { base in
+            let url = base.appendingPathComponent("digest")
+            let fromFile = try await client.send(try RequestBody.file(path: path), to: url, method: .put).decode(Digest.self)
+            #expect(fromFile == Digest(length: fileBytes.count, sha256: sha256Hex(fileBytes), contentType: "application/octet-stream", method: "PUT"))
+            let fromBytes = try await client.send(.bytes(Array("hello".utf8), contentType: "text/plain"), to: url).decode(Digest.self)
+            #expect(fromBytes.sha256 == sha256Hex(Array("hello".utf8)) && fromBytes.contentType == "text/plain")
+        }
+    }
+
+    @Test("a stream part without a length goes chunked and arrives intact")
+    func chunkedStream() async throws {
+        var form = MultipartForm()
+        let chunks: [[UInt8]] = (0..<20).map { [UInt8](repeating: UInt8($0), count: 70_000) }
+        form.append(name: "stream", length: nil, filename: "s.bin") {
+            AsyncStream<[UInt8]> { continuation in
+                for chunk in chunks { continuation.yield(chunk) }
+                continuation.finish()
+            }
+        }
+        #expect(form.contentLength == nil)
+        let server = try TestServer()
+        let streamForm = form
+        let receipt = try await server.run { base in
+            try await client.upload(streamForm, to: base.appendingPathComponent("upload")).validate().decode(Receipt.self)
+        }
+        #expect(receipt.files.first?.size == 1_400_000)
+        #expect(receipt.files.first?.sha256 == sha256Hex(chunks.flatMap { $0 }))
+    }
+
+    @Test("the rate limit holds the average rate under the cap")
+    func rateLimit() async throws {
+        let server = try TestServer()
+        let form = { () -> MultipartForm in
+            var form = MultipartForm()
+            form.append(name: "d", bytes: [UInt8](repeating: 1, count: 400_000))
+            return form
+        }()
+        let clock = ContinuousClock()
+        let elapsed = try await server.run { base in
+            try await clock.measure {
+                _ = try await client.upload(form, to: base.appendingPathComponent("digest"), strategy: .streaming, options: UploadOptions(maxBytesPerSecond: 1_000_000))
+            }
+        }
+        #expect(elapsed >= .milliseconds(300))
+    }
+
+    @Test("connection refused and bad URLs are clear errors")
+    func connectionErrors() async throws {
+        let error = await #expect(throws: UploadError.self) {
+            try await client.send(nil, to: URL(string: "http://127.0.0.1:1/")!, method: .get)
+        }
+        guard case .cannotConnect(let host, let port, _) = error else {
+            Issue.record("unexpected \(String(describing: error))")
+            return
+        }
+        #expect(host == "127.0.0.1" && port == 1)
+        await #expect(throws: UploadError.self) { try await client.send(nil, to: URL(string: "ftp://x/")!, method: .get) }
+    }
+
+    @Test("an S3-style presigned POST sends fields first and the file last")
+    func presignedPost() async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("photo.jpg", size: 1000)
+        let post = PresignedPost(url: URL(string: "http://unused/")!, fields: [("key", "uploads/photo.jpg"), ("policy", "abc"), ("x-amz-signature", "sig")])
+        let form = try post.form(fileAt: path)
+        #expect(form.parts.count == 4)
+        let server = try TestServer()
+        let receipt = try await server.run { base in
+            try await PresignedPost(url: base.appendingPathComponent("upload"), fields: post.fields).upload(fileAt: path).decode(Receipt.self)
+        }
+        #expect(receipt.fields.map(\.name) == ["key", "policy", "x-amz-signature"])
+        #expect(receipt.files.map(\.name) == ["file"])
+    }
+}
