@@ -61,6 +61,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
+        .testTarget(name: "FormpostCommandTests", dependencies: ["formpost"]),
         .testTarget(
             name: "FormPostTests",
             dependencies: [

@@ -130,7 +130,7 @@ struct ReceiverTests {
         try Data("a note ✓".utf8).write(to: URL(fileURLWithPath: notePath))
         let server = try TestServer()
         let output = try await server.run { base in
-            try Subprocess.run("curl", ["-sS", "-F", "title=from curl", "-F", "photo=@\(path)", "-F", "note=<\(notePath);type=text/plain", base.appendingPathComponent("upload").absoluteString])
+            try await offPool { try Subprocess.run("curl", ["-sS", "-F", "title=from curl", "-F", "photo=@\(path)", "-F", "note=<\(notePath);type=text/plain", base.appendingPathComponent("upload").absoluteString]) }
         }
         let receipt = try JSONDecoder().decode(Receipt.self, from: Data(output.utf8))
         let original = try Data(contentsOf: URL(fileURLWithPath: path))

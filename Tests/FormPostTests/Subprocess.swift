@@ -36,6 +36,14 @@ enum Subprocess {
     }
 }
 
+/// Runs blocking `work` on a Dispatch thread, so that waiting for a child process never
+/// occupies the cooperative pool the in-process test server needs.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
 /// A plain TCP client for sending bytes a well-behaved HTTP client never would.
 enum RawSocket {
     /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes without waiting for an answer.

@@ -1,0 +1,179 @@
+import Foundation
+import FormPostServer
+import Testing
+
+/// The built `formpost` binary, beside the test runner.
+let formpostBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("formpost").path
+
+/// What a run of the command gave.
+struct CommandResult {
+    let status: Int32
+    let stdout: Data
+    let stderr: String
+    var text: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+/// Runs `formpost` with `arguments` (standard input from `input`).
+func formpost(_ arguments: [String], input: Data = Data()) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: formpostBinary)
+    process.arguments = arguments
+    let output = Pipe(), errors = Pipe(), stdin = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = stdin
+    try process.run()
+    stdin.fileHandleForWriting.write(input)
+    try stdin.fileHandleForWriting.close()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+}
+
+/// A part as the independent parsers report it.
+struct ParsedByPeer: Codable, Equatable {
+    let name: String
+    let filename: String?
+    let content_type: String?
+    let size: Int
+    let sha256: String
+}
+
+@Suite("formpost command")
+struct CommandLineTests {
+    let interop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop").path
+
+    @Test("the binary is built beside the tests")
+    func binaryExists() {
+        #expect(FileManager.default.isExecutableFile(atPath: formpostBinary), "\(formpostBinary)")
+    }
+
+    @Test("encode output is parsed identically by Werkzeug, python-multipart and Node")
+    func independentParsers() throws {
+        let directory = try SampleDirectory()
+        let binary = try directory.file("random.bin", size: 200_000, seed: 7)
+        let text = directory.path + "/notes.txt"
+        try Data("line one\r\nline two\n".utf8).write(to: URL(fileURLWithPath: text))
+        let output = directory.path + "/body"
+        let result = try formpost(["encode", "-F", "plain=value", "-F", "emoji=ünï 😀", "-F", "quote\"d=x", "-F", "typed=a;type=text/x-custom",
+                                   "--form-string", "literal=@not-a-file", "-F", "notes=<\(text)",
+                                   "-F", "bin=@\(binary);type=image/png", "-F", "txt=@\(text);filename=ça va \"x\".txt", "-F", "stdin=@-",
+                                   "--boundary", "formpost-interop", "-o", output], input: Data("from stdin".utf8))
+        #expect(result.status == 0, "\(result.stderr)")
+        let contentType = "multipart/form-data; boundary=formpost-interop"
+        #expect(result.text.hasPrefix("Content-Type: \(contentType)\nContent-Length: "))
+        let length = Int(result.text.split(separator: "\n")[1].split(separator: " ")[1]) ?? -1
+        #expect(length == (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int))
+
+        func part(_ name: String, _ filename: String?, _ type: String?, _ bytes: some DataProtocol) -> ParsedByPeer {
+            ParsedByPeer(name: name, filename: filename, content_type: type, size: bytes.count, sha256: sha256Hex(bytes))
+        }
+        let binaryBytes = try Data(contentsOf: URL(fileURLWithPath: binary))
+        let textBytes = try Data(contentsOf: URL(fileURLWithPath: text))
+        let fields = [part("plain", nil, nil, Data("value".utf8)), part("emoji", nil, nil, Data("ünï 😀".utf8)), part("quote\"d", nil, nil, Data("x".utf8)),
+                      part("typed", nil, nil, Data("a".utf8)), part("literal", nil, nil, Data("@not-a-file".utf8)), part("notes", nil, nil, textBytes)]
+        let files = [part("bin", "random.bin", "image/png", binaryBytes), part("txt", "ça va \"x\".txt", "text/plain", textBytes),
+                     part("stdin", "-", "application/octet-stream", Data("from stdin".utf8))]
+
+        func peer(_ program: String, _ arguments: [String]) throws -> [ParsedByPeer] {
+            try JSONDecoder().decode([ParsedByPeer].self, from: Data(try Subprocess.run(program, arguments).utf8))
+        }
+        // Node follows the WHATWG parser: every part in order, escapes undone.
+        let node = try peer("node", ["\(interop)/parse_form.mjs", output, contentType])
+        #expect(node == fields.prefix(3) + [ParsedByPeer(name: "typed", filename: nil, content_type: nil, size: 1, sha256: sha256Hex(Data("a".utf8)))] + fields.suffix(2) + files)
+        // Werkzeug reports fields, then files; it undoes the escapes too.
+        let werkzeug = try peer("python3", ["\(interop)/parse_form.py", "werkzeug", output, contentType])
+        #expect(werkzeug == fields + files)
+        // python-multipart reports raw header parameters: the browser escapes stay, types are kept.
+        let raw = try peer("python3", ["\(interop)/parse_form.py", "python-multipart", output, contentType])
+        #expect(raw.map(\.name) == ["plain", "emoji", "quote%22d", "typed", "literal", "notes", "bin", "txt", "stdin"])
+        #expect(raw.map(\.filename) == [nil, nil, nil, nil, nil, nil, "random.bin", "ça va %22x%22.txt", "-"])
+        #expect(raw[3].content_type == "text/x-custom")
+        #expect(raw.map(\.sha256) == (fields + files).map(\.sha256))
+    }
+
+    @Test("encode to standard output puts the head on standard error")
+    func encodeToStdout() throws {
+        let result = try formpost(["encode", "-F", "a=1", "--boundary", "B", "-o", "-"])
+        #expect(result.status == 0)
+        #expect(result.text == "--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--B--\r\n")
+        #expect(result.stderr == "Content-Type: multipart/form-data; boundary=B\nContent-Length: 59\n")
+    }
+
+    @Test("an upload stores the form and prints the answer; --json summarises")
+    func upload() async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("photo.jpg", size: 2_000_000)
+        let server = try TestServer()
+        let (plain, summary) = try await server.run { base in
+            let url = base.appendingPathComponent("upload").absoluteString
+            return (try await offPool { try formpost(["-F", "title=hi", "-F", "photo=@\(path)", url]) },
+                    try await offPool { try formpost(["--json", "-s", "-F", "photo=@\(path)", url]) })
+        }
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let receipt = try JSONDecoder().decode(Receipt.self, from: plain.stdout)
+        #expect(receipt.fields == [.init(name: "title", value: "hi")])
+        #expect(receipt.files.first?.sha256 == sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path))))
+        let json = try JSONSerialization.jsonObject(with: summary.stdout) as? [String: Any]
+        #expect(json?["status"] as? Int == 200)
+        #expect((json?["bytes_sent"] as? Int ?? 0) > 2_000_000)
+        #expect(json?["response_bytes"] as? Int ?? 0 > 0)
+        #expect((json?["response_headers"] as? [String: String])?["content-type"] == "application/json")
+    }
+
+    @Test("-T sends a raw PUT and --data-binary a raw POST")
+    func rawBodies() async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("raw.bin", size: 777_777)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let server = try TestServer()
+        let (put, post) = try await server.run { base in
+            let url = base.appendingPathComponent("digest").absoluteString
+            return (try await offPool { try formpost(["-s", "-T", path, url]) }, try await offPool { try formpost(["-s", "--data-binary", "@\(path)", url]) })
+        }
+        let putDigest = try JSONDecoder().decode(Digest.self, from: put.stdout)
+        let postDigest = try JSONDecoder().decode(Digest.self, from: post.stdout)
+        #expect(putDigest.method == "PUT" && putDigest.sha256 == expected)
+        #expect(postDigest.method == "POST" && postDigest.sha256 == expected)
+    }
+
+    @Test("exit codes match curl's")
+    func exitCodes() async throws {
+        let missing = try formpost(["-F", "f=@/nonexistent/file.bin", "http://127.0.0.1:1/"])
+        #expect(missing.status == 26, "a missing file is found before any connection (7 would mean it tried to send)")
+        #expect(missing.stderr.contains("/nonexistent/file.bin"))
+        let directory = try formpost(["-F", "f=@/tmp", "http://127.0.0.1:1/"])
+        #expect(directory.status == 26)
+        let refused = try formpost(["-s", "-F", "a=1", "http://127.0.0.1:1/"])
+        #expect(refused.status == 7, "\(refused.stderr)")
+        #expect(try formpost(["-F", "novalue", "http://127.0.0.1:1/"]).status == 2)
+        #expect(try formpost([]).status == 2)
+        #expect(try formpost(["--limit-rate", "fast", "-F", "a=1", "http://x/"]).status == 2)
+        let server = try TestServer()
+        let (failed, shown) = try await server.run { base in
+            let url = base.appendingPathComponent("upload").absoluteString
+            return (try await offPool { try formpost(["-f", "-X", "PUT", "-F", "a=1", url]) }, try await offPool { try formpost(["-X", "PUT", "-F", "a=1", url]) })
+        }
+        #expect(failed.status == 22 && failed.stdout.isEmpty)
+        #expect(shown.status == 0 && shown.text.contains("POST"))
+    }
+
+    @Test("the progress bar draws under a terminal and ends with a summary")
+    func progressBarUnderTerminal() async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("big.bin", size: 30_000_000)
+        let server = try TestServer()
+        let transcript = try await server.run { base in
+            let command = "\(formpostBinary) -o /dev/null -F big=@\(path) \(base.appendingPathComponent("slow").absoluteString)"
+            return try await offPool { try Subprocess.run("script", ["-qfec", command, "/dev/null"]) }
+        }
+        #expect(transcript.contains("%") && transcript.contains("MiB"))
+        let lastLine = transcript.components(separatedBy: "\r").last { $0.contains("Sent") } ?? ""
+        #expect(lastLine.contains("Sent 28.6 MiB") && lastLine.contains("HTTP 200"), "\(lastLine)")
+        let silent = try await server.run { base in
+            try await offPool { try Subprocess.run("script", ["-qfec", "\(formpostBinary) -s -o /dev/null -F big=@\(path) \(base.appendingPathComponent("digest").absoluteString)", "/dev/null"]) }
+        }
+        #expect(silent.isEmpty)
+    }
+}
