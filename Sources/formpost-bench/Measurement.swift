@@ -67,9 +67,14 @@ enum Measurement {
     }
 
     /// The process's peak resident set size in bytes since the last reset (Linux `VmHWM`).
-    static func peakRSS() -> Int64 {
+    static func peakRSS() -> Int64 { statusField("VmHWM:") }
+
+    /// The process's current resident set size in bytes (Linux `VmRSS`).
+    static func currentRSS() -> Int64 { statusField("VmRSS:") }
+
+    private static func statusField(_ field: String) -> Int64 {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
             let digits = line.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0
             return digits * 1024
         }

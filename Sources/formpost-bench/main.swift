@@ -2,7 +2,8 @@ import Foundation
 
 /// formpost-bench WORKLOAD [--size-mib N] [--runs N]
 ///
-/// Workloads: encode (encode-chunks, encode-file, encode-memory), parse.
+/// Workloads: encode (encode-chunks, encode-file, encode-memory), parse, upload
+/// (against curl -F; it starts `formpost-bench sink PORT` as a separate process).
 /// Prints one JSON line per workload: medians of --runs timed runs after a warm-up,
 /// our runs alternating with the reference's.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -12,18 +13,25 @@ func option(_ name: String, default value: Int) -> Int {
     return number
 }
 
+/// Runs `work` with a scratch directory that is removed afterwards.
+func withScratchDirectory(_ work: (String) async throws -> Void) async throws {
+    let directory = NSTemporaryDirectory() + "formpost-bench-\(getpid())"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try await work(directory)
+}
+
 let size = option("--size-mib", default: 1024) << 20
 let runs = option("--runs", default: 5)
-let directory = NSTemporaryDirectory() + "formpost-bench-\(getpid())"
-try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(atPath: directory) }
 
 do {
     switch arguments.first {
-    case "encode": try await EncodeBenchmarks(size: size, runs: runs, directory: directory).run()
+    case "encode": try await withScratchDirectory { try await EncodeBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "parse": try await ParseBenchmarks(size: size, runs: runs).run()
+    case "upload": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).run() }
+    case "sink": ByteSink.run(port: UInt16(arguments.dropFirst().first ?? "") ?? 8099)
     default:
-        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse [--size-mib N] [--runs N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload [--size-mib N] [--runs N]\n".utf8))
         exit(2)
     }
 } catch {

@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import FormPost
 import Multipart
 import Synchronization
@@ -8,10 +11,7 @@ import Synchronization
 struct UploadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "upload", abstract: "Upload a form, a file or bytes (the default command).")
 
-    @Option(name: [.customShort("F", allowingJoined: true), .customLong("form")], help: "A form part in curl's syntax: name=value, name=@file, name=<file, with ;type= ;filename= ;headers=.")
-    var form: [String] = []
-    @Option(name: .customLong("form-string"), help: "A text field whose value is taken literally.")
-    var formString: [String] = []
+    @OptionGroup var formOptions: FormOptions
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send this file as the raw body (PUT unless -X says otherwise).")
     var uploadFile: String?
     @Option(name: .customLong("data-binary"), help: "Send @FILE (or a literal value) as the raw body of a POST.")
@@ -32,13 +32,11 @@ struct UploadCommand: AsyncParsableCommand {
     var maxTime: Double?
     @Option(name: .customLong("connect-timeout"), help: "The connection's time limit in seconds.")
     var connectTimeout: Double?
-    @Option(name: .customLong("boundary"), help: "Use this boundary instead of a random one.")
-    var boundary: String?
     @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress bar or summary.")
     var silent = false
     @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the request and response heads on standard error.")
     var verbose = false
-    @Option(name: .customLong("transport"), help: "ahc (AsyncHTTPClient).")
+    @Option(name: .customLong("transport"), help: "ahc (AsyncHTTPClient, the default) or urlsession.")
     var transport: String = "ahc"
     @Flag(name: .customLong("json"), help: "Print one JSON summary on standard output; the body goes only to -o.")
     var json = false
@@ -59,7 +57,7 @@ struct UploadCommand: AsyncParsableCommand {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw UsageError("\(url) is not an http or https URL")
         }
-        guard transport == "ahc" else { throw UsageError("--transport \(transport): only ahc is available") }
+        guard transport == "ahc" || transport == "urlsession" else { throw UsageError("--transport \(transport): expected ahc or urlsession") }
         let rate = try limitRate.map { text -> Int64 in
             guard let value = ByteSize.parse(text), value > 0 else { throw UsageError("--limit-rate \(text): expected a size such as 500K or 10M") }
             return value
@@ -71,9 +69,7 @@ struct UploadCommand: AsyncParsableCommand {
         let (body, defaultMethod) = try requestBody()
         let requestMethod = HTTPMethod(rawValue: method ?? defaultMethod.rawValue)
         let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxBytesPerSecond: rate, timeout: maxTime)
-        let ownTransport = connectTimeout.map { AsyncHTTPClientTransport(connectTimeout: $0) }
-        defer { if let ownTransport { Task { try? await ownTransport.shutdown() } } }
-        let client = FormPostClient(transport: ownTransport ?? AsyncHTTPClientTransport.shared)
+        let client = FormPostClient(transport: makeTransport())
         let bar = ProgressBar(enabled: !silent && !json)
         let lastSent = Mutex(Int64(0))
         if verbose { printRequestHead(target, method: requestMethod, body: body, headers: extraHeaders) }
@@ -109,9 +105,20 @@ struct UploadCommand: AsyncParsableCommand {
         if json { printJSON(response: response, sent: sent, seconds: seconds) }
     }
 
+    /// The transport `--transport` and `--connect-timeout` ask for. (The process ends after
+    /// one upload, so a transport of its own is not shut down explicitly.)
+    private func makeTransport() -> any UploadTransport {
+        if transport == "urlsession" {
+            let configuration = URLSessionConfiguration.default
+            if let connectTimeout { configuration.timeoutIntervalForRequest = connectTimeout }
+            return URLSessionTransport(configuration: configuration)
+        }
+        return connectTimeout.map { AsyncHTTPClientTransport(connectTimeout: $0) } ?? AsyncHTTPClientTransport.shared
+    }
+
     /// The body and the method it implies: a form (POST), -T (PUT) or --data-binary (POST).
     private func requestBody() throws -> (RequestBody?, HTTPMethod) {
-        let formArguments = try FormBuilder.orderedArguments(Array(CommandLine.arguments.dropFirst()))
+        let formArguments = try formOptions.orderedArguments()
         let kinds = [!formArguments.isEmpty, uploadFile != nil, dataBinary != nil].filter { $0 }.count
         guard kinds <= 1 else { throw UsageError("use only one of -F/--form-string, -T and --data-binary") }
         if let uploadFile {
@@ -125,7 +132,7 @@ struct UploadCommand: AsyncParsableCommand {
             return (.bytes(Array(dataBinary.utf8), contentType: contentType), .post)
         }
         if formArguments.isEmpty { return (nil, .get) }
-        return (try RequestBody.form(try FormBuilder.form(from: formArguments, boundary: boundary)), .post)
+        return (try RequestBody.form(try formOptions.makeForm()), .post)
     }
 
     private func printRequestHead(_ url: URL, method: HTTPMethod, body: RequestBody?, headers: [(name: String, value: String)]) {

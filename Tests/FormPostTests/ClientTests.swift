@@ -23,6 +23,40 @@ struct ClientTests {
         #expect(digest == Digest(length: Int(form.contentLength!), sha256: expected, contentType: form.contentType, method: "POST"))
     }
 
+    @Test("the URLSession transport delivers the exact bytes too, in memory and streamed", arguments: [Int64(10_000_000), 0])
+    func urlSessionByteExact(inMemoryLimit: Int64) async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 3_000_000)
+        let expected = sha256Hex(try await form.plan().encodedData())
+        let transport = URLSessionTransport(inMemoryLimit: inMemoryLimit)
+        defer { transport.invalidate() }
+        let seen = Mutex<[UploadProgress]>([])
+        let server = try TestServer()
+        let digest = try await server.run { base in
+            try await FormPostClient(transport: transport).upload(form, to: base.appendingPathComponent("digest"), strategy: .streaming) { progress in
+                seen.withLock { $0.append(progress) }
+            }.validate().decode(Digest.self)
+        }
+        #expect(digest == Digest(length: Int(form.contentLength!), sha256: expected, contentType: form.contentType, method: "POST"))
+        #expect(seen.withLock { $0.last?.bytesSent } == form.contentLength)
+    }
+
+    @Test("the URLSession transport re-sends a streamed body on 307 and reports refused connections")
+    func urlSessionRedirect() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 3_000_000)
+        let expected = sha256Hex(try await form.plan().encodedData())
+        let transport = URLSessionTransport(inMemoryLimit: 0)
+        defer { transport.invalidate() }
+        let client = FormPostClient(transport: transport)
+        let server = try TestServer()
+        let digest = try await server.run { base in
+            try await client.upload(form, to: URL(string: "\(base)/redirect/307?to=/digest")!, strategy: .streaming).validate().decode(Digest.self)
+        }
+        #expect(digest.sha256 == expected && digest.method == "POST")
+        await #expect(throws: UploadError.self) { try await client.send(nil, to: URL(string: "http://127.0.0.1:1/")!, method: .get) }
+    }
+
     @Test("the receiver stores what was sent, PUT and PATCH too", arguments: [HTTPMethod.post, .put, .patch])
     func receiverRoundTrip(method: HTTPMethod) async throws {
         let directory = try SampleDirectory()

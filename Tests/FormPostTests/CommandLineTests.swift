@@ -106,11 +106,14 @@ struct CommandLineTests {
         let directory = try SampleDirectory()
         let path = try directory.file("photo.jpg", size: 2_000_000)
         let server = try TestServer()
-        let (plain, summary) = try await server.run { base in
+        let (plain, summary, viaURLSession) = try await server.run { base in
             let url = base.appendingPathComponent("upload").absoluteString
             return (try await offPool { try formpost(["-F", "title=hi", "-F", "photo=@\(path)", url]) },
-                    try await offPool { try formpost(["--json", "-s", "-F", "photo=@\(path)", url]) })
+                    try await offPool { try formpost(["--json", "-s", "-F", "photo=@\(path)", url]) },
+                    try await offPool { try formpost(["--transport", "urlsession", "-s", "-F", "photo=@\(path)", url]) })
         }
+        #expect(viaURLSession.status == 0, "\(viaURLSession.stderr)")
+        #expect(try JSONDecoder().decode(Receipt.self, from: viaURLSession.stdout).files.first?.size == 2_000_000)
         #expect(plain.status == 0, "\(plain.stderr)")
         let receipt = try JSONDecoder().decode(Receipt.self, from: plain.stdout)
         #expect(receipt.fields == [.init(name: "title", value: "hi")])
