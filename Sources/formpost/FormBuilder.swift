@@ -40,8 +40,11 @@ enum FormBuilder {
             case .text(let value):
                 form.append(name: argument.name, bytes: Array(value.utf8), filename: argument.filename, mimeType: argument.type, headers: headers)
             case .file(let path) where path == "-":
+                // As curl: filename "-", and a Content-Type only when ;type= gives one.
                 let input = FileHandle.standardInput.readDataToEndOfFile()
-                form.append(name: argument.name, data: input, filename: argument.filename ?? "-", mimeType: argument.type ?? MIMEType.octetStream, headers: headers)
+                var lines = [try HeaderField(name: "Content-Disposition", value: ContentDisposition.formData(name: argument.name, filename: argument.filename ?? "-"))]
+                if let type = argument.type { lines.append(try HeaderField(name: "Content-Type", value: type)) }
+                form.append(headers: lines + headers, body: .data(input))
             case .file(let path):
                 try form.append(name: argument.name, fileAt: path, filename: argument.filename, mimeType: argument.type, headers: headers)
             case .fileContent(let path):
