@@ -207,6 +207,16 @@ struct ClientTests {
             #expect(fromFile == Digest(length: fileBytes.count, sha256: sha256Hex(fileBytes), contentType: "application/octet-stream", method: "PUT"))
             let fromBytes = try await client.send(.bytes(Array("hello".utf8), contentType: "text/plain"), to: url).decode(Digest.self)
             #expect(fromBytes.sha256 == sha256Hex(Array("hello".utf8)) && fromBytes.contentType == "text/plain")
+            let fromURL = try await client.send(try .file(url: URL(fileURLWithPath: path)), to: url).decode(Digest.self)
+            #expect(fromURL.sha256 == sha256Hex(fileBytes) && fromURL.length == fileBytes.count)
+            let fromInputStream = try await client.send(.inputStream(InputStream(data: fileBytes), length: Int64(fileBytes.count)), to: url).decode(Digest.self)
+            #expect(fromInputStream.sha256 == sha256Hex(fileBytes))
+            let chunks = [Array(fileBytes.prefix(1000)), Array(fileBytes.dropFirst(1000))]
+            let fromStream = try await client.send(.stream(length: nil) { Chunks(chunks: chunks) }, to: url).decode(Digest.self)
+            #expect(fromStream.sha256 == sha256Hex(fileBytes) && fromStream.length == fileBytes.count)
+            let oneShot = RequestBody.inputStream(InputStream(data: fileBytes), length: Int64(fileBytes.count))
+            let redirected = try? await client.send(oneShot, to: URL(string: "\(base)/redirect/307?to=/digest")!)
+            #expect(redirected == nil, "a one-shot body cannot follow a 307: the second send must fail")
         }
     }
 

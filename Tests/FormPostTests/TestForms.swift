@@ -29,3 +29,18 @@ func sampleForm(_ directory: SampleDirectory, fileSize: Int = 300_000) throws ->
     try form.append(name: "file", fileAt: try directory.file("sample.dat", size: fileSize))
     return form
 }
+
+/// An async sequence of fixed chunks.
+struct Chunks: AsyncSequence, Sendable {
+    typealias Element = [UInt8]
+    let chunks: [[UInt8]]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var remaining: [[UInt8]]
+        mutating func next() async throws -> [UInt8]? {
+            remaining.isEmpty ? nil : remaining.removeFirst()
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: chunks) }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import Multipart
 
 /// A request's body: a plan of segments and its content type. A multipart form, raw
@@ -26,14 +27,37 @@ public struct RequestBody: Sendable {
     /// A file as the whole body; checked now, its size recorded, its content read when sent.
     /// The content type defaults to the file name's MIME type.
     public static func file(path: String, contentType: String? = nil) throws -> RequestBody {
+        single(try PartBody.file(path: path), contentType: contentType ?? MIMEType.forFilename(path))
+    }
+
+    /// The file at a `file:` URL as the whole body, as ``file(path:contentType:)``.
+    public static func file(url: URL, contentType: String? = nil) throws -> RequestBody {
+        try file(path: url.path, contentType: contentType)
+    }
+
+    /// A stream as the whole body; `makeStream` is called anew each time the body is sent.
+    /// Without a `length` the body goes chunked; with one, a stream that yields more or
+    /// fewer bytes stops the upload.
+    public static func stream<S: AsyncSequence & Sendable>(
+        length: Int64?, contentType: String = MIMEType.octetStream, _ makeStream: @escaping @Sendable () -> S
+    ) -> RequestBody where S.Element == [UInt8] {
+        single(.stream(length: length, makeStream), contentType: contentType)
+    }
+
+    /// A Foundation `InputStream` of `length` bytes as the whole body (a one-shot source:
+    /// a retry or a 307/308 redirect that needs the body again fails clearly).
+    public static func inputStream(_ stream: InputStream, length: Int64, contentType: String = MIMEType.octetStream) -> RequestBody {
+        single(.inputStream(stream, length: length), contentType: contentType)
+    }
+
+    /// A body made of one file's or stream's content, without multipart framing: the
+    /// plan of a one-part form, less its delimiter and header bytes.
+    private static func single(_ content: PartBody, contentType: String) -> RequestBody {
         var form = MultipartForm()
-        try form.append(name: "file", fileAt: path)
-        guard let region = try form.plan().segments.compactMap({ segment -> FileRegion? in
-            if case .file(let region) = segment { return region }
-            return nil
-        }).first else { throw MultipartError.fileNotFound(path: path) }
-        let type = contentType ?? MIMEType.forFilename(path)
-        return RequestBody(plan: BodyPlan(boundary: .random(), segments: [.file(region)]), contentType: type)
+        form.append(headers: [], body: content)
+        let segments = (try? form.plan().segments) ?? []
+        let body = segments.filter { if case .bytes = $0 { return false } else { return true } }
+        return RequestBody(plan: BodyPlan(boundary: form.boundary, segments: body), contentType: contentType)
     }
 
     /// A multipart form.
