@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Multipart
 
 /// Consumes parser events for one request: files go to ``FileSink``s, fields are kept as
@@ -59,9 +64,3 @@ struct FormWriter {
         stored = []
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

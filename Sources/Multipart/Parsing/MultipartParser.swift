@@ -45,10 +45,12 @@ public struct MultipartParser {
 
     /// Creates a parser for bodies framed by `boundary` (without the leading `--`).
     ///
+    /// RFC 2046 allows 70 characters; up to 200 are accepted from lenient senders.
+    ///
     /// - Throws: ``MultipartError/invalidBoundary(_:reason:)`` for an empty or over-long boundary.
     public init(boundary: String, limits: MultipartParserLimits = MultipartParserLimits()) throws {
         guard !boundary.isEmpty, boundary.utf8.count <= 200 else {
-            throw MultipartError.invalidBoundary(boundary, reason: "a boundary must have 1 to 70 characters")
+            throw MultipartError.invalidBoundary(boundary, reason: "a boundary must have 1 to 200 characters here (RFC 2046 allows 70)")
         }
         self.boundary = boundary
         self.limits = limits
