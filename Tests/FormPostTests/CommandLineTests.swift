@@ -164,6 +164,34 @@ struct CommandLineTests {
         #expect(shown.status == 0 && shown.text.contains("POST"))
     }
 
+    @Test("uploading to a slow server keeps the client's memory bounded, far below the body")
+    func boundedMemoryAgainstSlowServer() async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("large.bin", size: 120_000_000)
+        let server = try TestServer()
+        let (status, peakMiB) = try await server.run { base in
+            try await offPool { () -> (Int32, Int) in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: formpostBinary)
+                process.arguments = ["-s", "-o", "/dev/null", "-F", "big=@\(path)", base.appendingPathComponent("slow").absoluteString]
+                try process.run()
+                var peak = 0
+                while process.isRunning {
+                    if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+                       let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+                       let kib = Int(line.split(separator: " ").dropFirst().first ?? "") {
+                        peak = max(peak, kib / 1024)
+                    }
+                    usleep(20_000)
+                }
+                return (process.terminationStatus, peak)
+            }
+        }
+        #expect(status == 0)
+        print("bounded-memory: client peak \(peakMiB) MiB")
+        #expect(peakMiB > 0 && peakMiB < 80, "the client peaked at \(peakMiB) MiB while sending 120 MB to a slow reader")
+    }
+
     @Test("the progress bar draws under a terminal and ends with a summary")
     func progressBarUnderTerminal() async throws {
         let directory = try SampleDirectory()
