@@ -34,8 +34,8 @@ public struct FormPostClient: Sendable {
         let plan = try form.plan()
         switch resolve(strategy, length: plan.contentLength) {
         case .inMemory:
-            let data = try await plan.encodedData()
-            return try await send(.bytes(Array(data), contentType: plan.contentType), to: url, method: method, headers: headers, options: options, progress: progress)
+            let bytes = try await plan.encodedBytes()
+            return try await send(.bytes(bytes, contentType: plan.contentType), to: url, method: method, headers: headers, options: options, progress: progress)
         case .temporaryFile:
             let path = NSTemporaryDirectory() + "formpost-\(UUID().uuidString).multipart"
             defer { try? FileManager.default.removeItem(atPath: path) }

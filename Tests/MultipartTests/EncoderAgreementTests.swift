@@ -39,6 +39,8 @@ struct EncoderAgreementTests {
         try await plan.write(toFile: output)
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: output))) == memory)
 
+        #expect(try await plan.encodedBytes() == memory)
+
         var random = TestRandom(state: UInt64(seed))
         for chunkSize in [1, 7, random.int(1...100_000), 1 << 20] {
             #expect(try await readAll(plan, chunkSize: chunkSize) == memory)

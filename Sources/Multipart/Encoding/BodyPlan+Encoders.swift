@@ -36,6 +36,24 @@ extension BodyPlan {
         return Data(bytesNoCopy: base, count: memory.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
+    /// The whole body as bytes. Without stream parts it is produced straight into one array
+    /// of exactly ``contentLength`` bytes; with them it goes through ``encodedData()``.
+    public func encodedBytes() async throws -> [UInt8] {
+        let hasStreams = segments.contains { if case .stream = $0 { return true } else { return false } }
+        guard !hasStreams, let length = contentLength else { return Array(try await encodedData()) }
+        let reader = makeChunkReader()
+        return try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, initialized in
+            let filled = try reader.readWithoutSuspending(into: UnsafeMutableRawBufferPointer(buffer))
+            // One more read runs the last segment's end checks; it must find nothing left.
+            var probe: UInt8 = 0
+            let extra = try withUnsafeMutableBytes(of: &probe) { try reader.readWithoutSuspending(into: $0) }
+            guard filled == buffer.count, extra == 0, reader.isFinished else {
+                throw MultipartError.malformedBody(reason: "the body ended after \(filled) of \(buffer.count) planned bytes")
+            }
+            initialized = filled
+        }
+    }
+
     /// Writes the body to a new file at `path`, copying file regions through one 1 MiB buffer.
     ///
     /// - Throws: ``MultipartError/outputExists(path:)`` when `path` exists (it is never
