@@ -15,10 +15,14 @@ import Multipart
 public struct FormPostClient: Sendable {
     /// The transport that performs each exchange.
     public let transport: any UploadTransport
+    /// Builds every request this client makes: default header fields (`Accept-Language`,
+    /// `User-Agent`), authorization, and where parameters go.
+    public var requestSerializer: RequestSerializer
 
     /// Creates a client on `transport` (AsyncHTTPClient by default).
-    public init(transport: any UploadTransport = AsyncHTTPClientTransport.shared) {
+    public init(transport: any UploadTransport = AsyncHTTPClientTransport.shared, requestSerializer: RequestSerializer = RequestSerializer()) {
         self.transport = transport
+        self.requestSerializer = requestSerializer
     }
 
     /// Uploads `form` to `url` with `method` (POST, PUT or PATCH).
@@ -30,20 +34,20 @@ public struct FormPostClient: Sendable {
         strategy: EncodingStrategy = .default, options: UploadOptions = UploadOptions(),
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
-        guard method != .get, method != .head else { throw UploadError.methodCannotCarryBody(method) }
-        let plan = try form.plan()
+        var request = try requestSerializer.multipartRequest(method, url, form: form, headers: headers)
+        guard let plan = request.body?.plan else { return try await send(request, options: options, progress: progress) }
         switch resolve(strategy, length: plan.contentLength) {
         case .inMemory:
-            let bytes = try await plan.encodedBytes()
-            return try await send(.bytes(bytes, contentType: plan.contentType), to: url, method: method, headers: headers, options: options, progress: progress)
+            request.body = .bytes(try await plan.encodedBytes(), contentType: plan.contentType)
+            return try await send(request, options: options, progress: progress)
         case .temporaryFile:
             let path = NSTemporaryDirectory() + "formpost-\(UUID().uuidString).multipart"
             defer { try? FileManager.default.removeItem(atPath: path) }
             try await plan.write(toFile: path)
-            let body = try RequestBody.file(path: path, contentType: plan.contentType)
-            return try await send(body, to: url, method: method, headers: headers, options: options, progress: progress)
+            request.body = try RequestBody.file(path: path, contentType: plan.contentType)
+            return try await send(request, options: options, progress: progress)
         case .streaming, .automatic:
-            return try await send(RequestBody(plan: plan, contentType: plan.contentType), to: url, method: method, headers: headers, options: options, progress: progress)
+            return try await send(request, options: options, progress: progress)
         }
     }
 
@@ -53,9 +57,36 @@ public struct FormPostClient: Sendable {
         _ body: RequestBody?, to url: URL, method: HTTPMethod = .post, headers: [(name: String, value: String)] = [],
         options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
+        try await send(requestSerializer.request(method, url, body: body, headers: headers), options: options, progress: progress)
+    }
+
+    /// Sends a request with `parameters` in its query (GET, HEAD, DELETE) or as its body
+    /// (encoded as ``requestSerializer``'s ``RequestSerializer/parameterEncoding`` says).
+    ///
+    ///     let response = try await client.request(.get, url, parameters: ["q": "swift"])
+    ///     let results = try response.serialized(by: .decodable(SearchResults.self))
+    public func request(
+        _ method: HTTPMethod, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = [],
+        options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> UploadResponse {
+        try await send(requestSerializer.request(method, url, parameters: parameters, headers: headers), options: options, progress: progress)
+    }
+
+    /// Sends a request with an `Encodable` value as its parameters, as ``request(_:_:parameters:headers:options:progress:)``.
+    public func request(
+        _ method: HTTPMethod, _ url: URL, encoding value: some Encodable, headers: [(name: String, value: String)] = [],
+        options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> UploadResponse {
+        try await send(requestSerializer.request(method, url, encoding: value, headers: headers), options: options, progress: progress)
+    }
+
+    /// Sends `request` as it is, following redirects and retrying as `options` say.
+    public func send(
+        _ request: FormPostRequest, options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
+    ) async throws -> UploadResponse {
         var request = TransportRequest(
-            url: url, method: method, headers: headers, body: body,
-            progress: ProgressReporter(total: body?.contentLength, handler: progress),
+            url: request.url, method: request.method, headers: request.headers, body: request.body,
+            progress: ProgressReporter(total: request.body?.contentLength, handler: progress),
             maxBytesPerSecond: options.maxBytesPerSecond, timeout: options.timeout, maxResponseBytes: options.maxResponseBytes
         )
         let deadline = options.timeout.map { Date().addingTimeInterval($0) }

@@ -27,7 +27,7 @@ public struct PresignedPost: Sendable {
     public func upload(fileAt path: String, with client: FormPostClient = FormPostClient(), progress: (@Sendable (UploadProgress) -> Void)? = nil) async throws -> UploadResponse {
         let response = try await client.upload(try form(fileAt: path), to: url, progress: progress)
         guard [200, 201, 204].contains(response.status) else {
-            throw UploadError.unacceptableStatus(response.status, contentType: response.header("Content-Type"), bodyPrefix: String(decoding: response.body.prefix(512), as: UTF8.self))
+            throw UploadError.unacceptableStatus(response.status, contentType: response.header("Content-Type"), bodyPrefix: response.bodyPrefix)
         }
         return response
     }

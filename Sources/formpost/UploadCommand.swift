@@ -69,17 +69,18 @@ struct UploadCommand: AsyncParsableCommand {
         let (body, defaultMethod) = try requestBody()
         let requestMethod = HTTPMethod(rawValue: method ?? defaultMethod.rawValue)
         let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxBytesPerSecond: rate, timeout: maxTime)
-        let client = FormPostClient(transport: makeTransport())
+        let client = FormPostClient(transport: makeTransport(), requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
         let bar = ProgressBar(enabled: !silent && !json)
         let lastSent = Mutex(Int64(0))
-        if verbose { printRequestHead(target, method: requestMethod, body: body, headers: extraHeaders) }
+        let request = client.requestSerializer.request(requestMethod, target, body: body, headers: extraHeaders)
+        if verbose { printRequestHead(request) }
         let started = Date()
         let response: UploadResponse
         do {
             if let body, requestMethod == .get || requestMethod == .head, body.contentLength ?? 1 > 0 {
                 throw UploadError.methodCannotCarryBody(requestMethod)
             }
-            response = try await client.send(body, to: target, method: requestMethod, headers: extraHeaders, options: options) { progress in
+            response = try await client.send(request, options: options) { progress in
                 lastSent.withLock { $0 = progress.bytesSent }
                 bar.update(progress)
             }
@@ -135,10 +136,14 @@ struct UploadCommand: AsyncParsableCommand {
         return (try RequestBody.form(try formOptions.makeForm()), .post)
     }
 
-    private func printRequestHead(_ url: URL, method: HTTPMethod, body: RequestBody?, headers: [(name: String, value: String)]) {
-        var lines = ["> \(method) \(url.path.isEmpty ? "/" : url.path)\(url.query.map { "?" + $0 } ?? "") HTTP/1.1", "> Host: \(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")"]
-        lines += headers.map { "> \($0.name): \($0.value)" }
-        if let body {
+    /// What curl sends besides the caller's fields: its name and `Accept: */*`.
+    static let curlLikeHeaders: [(name: String, value: String)] = [("User-Agent", "formpost/\(StandardHeaders.packageVersion)"), ("Accept", "*/*")]
+
+    private func printRequestHead(_ request: FormPostRequest) {
+        let url = request.url
+        var lines = ["> \(request.method) \(url.path.isEmpty ? "/" : url.path)\(url.query.map { "?" + $0 } ?? "") HTTP/1.1", "> Host: \(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")"]
+        lines += request.headers.map { "> \($0.name): \($0.value)" }
+        if let body = request.body {
             lines.append("> Content-Type: \(body.contentType)")
             lines.append(body.contentLength.map { "> Content-Length: \($0)" } ?? "> Transfer-Encoding: chunked")
         }

@@ -12,6 +12,8 @@ import Synchronization
 /// - `/flaky` — answers 503 (`Retry-After: 0`) to the first two requests, then as `/digest`
 /// - `/reject` — answers 413 at once without reading the body, and closes
 /// - `/slow` — reads the body with a pause between buffers, then as `/digest`
+/// - `/echo` — answers the request as JSON: ``Echo``
+/// - `/reply?status=…&type=…&body64=…` — answers that status, content type and (base64) body
 final class TestServer: Sendable {
     let directory: String
     let flakyCount = Mutex(0)
@@ -58,6 +60,24 @@ final class TestServer: Sendable {
             let target = request.uri.queryParameters.get("to") ?? "/digest"
             return Response(status: .init(code: code), headers: [.location: target])
         }
+        if path == "/echo" {
+            let body = try await request.body.collect(upTo: 64 << 20)
+            let echo = Echo(
+                method: request.method.rawValue, query: request.uri.query ?? "",
+                headers: request.headers.map { [$0.name.canonicalName, $0.value] },
+                body: Data(body.readableBytesView).base64EncodedString()
+            )
+            let json = try JSONEncoder().encode(echo)
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(bytes: json)))
+        }
+        if path == "/reply" {
+            let parameters = request.uri.queryParameters
+            let status = parameters.get("status").flatMap { Int($0) } ?? 200
+            let body = Data(base64Encoded: String(parameters.get("body64") ?? "")) ?? Data()
+            var headers: HTTPFields = [:]
+            if let type = parameters.get("type") { headers[.contentType] = String(type) }
+            return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: .init(bytes: body)))
+        }
         if path == "/flaky" {
             let count = flakyCount.withLock { value -> Int in
                 value += 1
@@ -92,6 +112,24 @@ struct Digest: Decodable, Equatable {
     let sha256: String
     let contentType: String
     let method: String
+}
+
+/// What `/echo` answers: the request as the server saw it.
+struct Echo: Codable, Equatable {
+    let method: String
+    /// The raw (percent-encoded) query, empty when none.
+    let query: String
+    /// The header fields as [name (lowercased), value] pairs, in order.
+    let headers: [[String]]
+    /// The body in base64.
+    let body: String
+
+    /// The first value of the header field `name`.
+    func header(_ name: String) -> String? { headers.first { $0[0] == name.lowercased() }?[1] }
+    /// Every field named `name`.
+    func headers(named name: String) -> [String] { headers.filter { $0[0] == name.lowercased() }.map { $0[1] } }
+    /// The body's bytes.
+    var bodyBytes: [UInt8] { Array(Data(base64Encoded: body) ?? Data()) }
 }
 
 /// SHA-256 of bytes, in hexadecimal.

@@ -4,10 +4,14 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
     case methodCannotCarryBody(HTTPMethod)
     /// The status is not among the acceptable ones.
     case unacceptableStatus(Int, contentType: String?, bodyPrefix: String)
-    /// The content type is not among the acceptable ones.
-    case unacceptableContentType(String, acceptable: [String])
-    /// The body could not be decoded; the raw body is kept.
+    /// The content type (nil when the response has none) is not among the acceptable ones.
+    case unacceptableContentType(String?, acceptable: [String], status: Int, bodyPrefix: String)
+    /// The body could not be decoded; the reason names the path in the document, and the raw body is kept.
     case decodingFailed(String, body: [UInt8])
+    /// The response has no body where the serializer needs one (anything but 204, 205 or a HEAD request).
+    case emptyResponse(status: Int)
+    /// Request parameters the chosen encoding cannot hold.
+    case invalidParameters(String)
     /// The host name could not be resolved.
     case cannotResolve(host: String, reason: String)
     /// No connection could be made.
@@ -27,10 +31,15 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
             return "\(method) requests cannot carry a form: use POST, PUT or PATCH."
         case .unacceptableStatus(let status, let contentType, let prefix):
             return "The server answered \(status)\(contentType.map { " (\($0))" } ?? ""): \(prefix.isEmpty ? "<empty body>" : prefix)"
-        case .unacceptableContentType(let type, let acceptable):
-            return "The response's content type \"\(type)\" is not one of \(acceptable.joined(separator: ", "))."
+        case .unacceptableContentType(let type, let acceptable, let status, let prefix):
+            let named = type.map { "\"\($0)\"" } ?? "(none)"
+            return "The response's content type \(named) is not one of \(acceptable.joined(separator: ", ")) (status \(status)): \(prefix.isEmpty ? "<empty body>" : prefix)"
         case .decodingFailed(let reason, _):
-            return "The response could not be decoded at \(reason)."
+            return "The response could not be decoded: \(reason)."
+        case .emptyResponse(let status):
+            return "The server answered \(status) with an empty body where one was needed."
+        case .invalidParameters(let reason):
+            return "The parameters cannot be encoded: \(reason)."
         case .cannotResolve(let host, let reason):
             return "Could not resolve host \(host): \(reason)."
         case .cannotConnect(let host, let port, let reason):

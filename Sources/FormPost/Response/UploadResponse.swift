@@ -1,6 +1,10 @@
 import Foundation
 
-/// A server's answer: status, headers and body.
+/// A server's answer: status, headers and body. Read it with a ``ResponseSerializer``:
+///
+///     let user = try response.serialized(by: .decodable(User.self))
+///
+/// or with the shortcuts ``validate(statuses:contentTypes:)``, ``decode(_:using:)`` and ``text``.
 public struct UploadResponse: Sendable {
     /// The status code.
     public let status: Int
@@ -10,13 +14,16 @@ public struct UploadResponse: Sendable {
     public let body: [UInt8]
     /// The URL that answered (after redirects).
     public let url: URL
+    /// The method of the request that was answered (HEAD responses have no body).
+    public let method: HTTPMethod
 
     /// Creates a response.
-    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], url: URL) {
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], url: URL, method: HTTPMethod = .get) {
         self.status = status
         self.headers = headers
         self.body = body
         self.url = url
+        self.method = method
     }
 
     /// The first header named `name` (case-insensitive).
@@ -24,48 +31,15 @@ public struct UploadResponse: Sendable {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    /// The body as text, decoded with the `Content-Type` charset (UTF-8 by default).
-    public var text: String {
-        let charset = header("Content-Type").flatMap(Self.charset(of:)) ?? "utf-8"
-        if ["iso-8859-1", "latin1", "us-ascii"].contains(charset) {
-            return String(body.map { Character(Unicode.Scalar($0)) })
-        }
-        return String(decoding: body, as: UTF8.self)
+    /// The `Content-Type` media type without parameters, lowercased (`application/json`), if any.
+    public var mediaType: String? {
+        guard let type = header("Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(), !type.isEmpty else { return nil }
+        return type
     }
 
-    /// Decodes the body as JSON.
-    ///
-    /// - Throws: ``UploadError/decodingFailed(_:body:)`` naming the path in the document.
-    public func decode<T: Decodable>(_ type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
-        do {
-            return try decoder.decode(type, from: Data(body))
-        } catch let error as DecodingError {
-            throw UploadError.decodingFailed(Self.describe(error), body: body)
-        }
-    }
-
-    /// Checks the status (200–299 by default) and, when given, the content type; returns self.
-    ///
-    /// - Throws: ``UploadError/unacceptableStatus(_:contentType:bodyPrefix:)`` or
-    ///   ``UploadError/unacceptableContentType(_:acceptable:)``.
-    @discardableResult
-    public func validate(statuses: ClosedRange<Int> = 200...299, contentTypes: [String]? = nil) throws -> UploadResponse {
-        guard statuses.contains(status) else {
-            throw UploadError.unacceptableStatus(status, contentType: header("Content-Type"), bodyPrefix: String(decoding: body.prefix(512), as: UTF8.self))
-        }
-        if let contentTypes {
-            let type = header("Content-Type")?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            let matches = contentTypes.contains { acceptable in
-                let pattern = acceptable.lowercased()
-                if pattern.hasSuffix("/*") { return type.hasPrefix(String(pattern.dropLast())) }
-                return pattern == type || pattern == "*/*"
-            }
-            guard matches else { throw UploadError.unacceptableContentType(type, acceptable: contentTypes) }
-        }
-        return self
-    }
-
-    static func charset(of contentType: String) -> String? {
+    /// The `Content-Type` charset parameter, lowercased, if any.
+    public var charset: String? {
+        guard let contentType = header("Content-Type") else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             if pair.count == 2, pair[0].lowercased() == "charset" { return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased() }
@@ -73,14 +47,54 @@ public struct UploadResponse: Sendable {
         return nil
     }
 
-    static func describe(_ error: DecodingError) -> String {
+    /// The first 512 bytes of the body as text, for error messages.
+    public var bodyPrefix: String { String(decoding: body.prefix(512), as: UTF8.self) }
+
+    /// Whether an empty body is expected: a 204 or 205 status, or an answer to HEAD.
+    public var isEmptyOnPurpose: Bool { status == 204 || status == 205 || method == .head }
+
+    /// The value `serializer` makes of this response, after its validation.
+    public func serialized<S: ResponseSerializer>(by serializer: S) throws -> S.Output {
+        try serializer.serialize(self)
+    }
+
+    /// The body as text in its `Content-Type` charset (UTF-8, then ISO-8859-1, without one);
+    /// bytes the charset cannot read are replaced.
+    public var text: String {
+        (try? StringResponseSerializer(validation: .acceptingAnything).decode(self)) ?? String(decoding: body, as: UTF8.self)
+    }
+
+    /// Decodes the body as JSON, whatever the status and content type.
+    ///
+    /// - Throws: ``UploadError/decodingFailed(_:body:)`` naming the path in the document.
+    public func decode<T: Decodable>(_ type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        try DecodableResponseSerializer(type, decoder: decoder, validation: .acceptingAnything).serialize(self)
+    }
+
+    /// Checks the status (200–299 by default) and, when given, the content type; returns self.
+    ///
+    /// - Throws: ``UploadError/unacceptableStatus(_:contentType:bodyPrefix:)`` or
+    ///   ``UploadError/unacceptableContentType(_:acceptable:status:bodyPrefix:)``.
+    @discardableResult
+    public func validate(statuses: ClosedRange<Int> = 200...299, contentTypes: [String]? = nil) throws -> UploadResponse {
+        try ResponseValidation(statusCodes: statuses, contentTypes: contentTypes.map(Set.init)).validate(self)
+        return self
+    }
+
+    /// A decoding error as a reason: the path in the document (`$.items[2].id`) and what went wrong.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else {
+            let debug = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            return debug ?? String(describing: error)
+        }
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return (keys.isEmpty ? "the top level" : "$" + keys) + ": " + context.debugDescription
         }
         switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context), .dataCorrupted(let context):
-            if case .keyNotFound(let key, _) = error { return path(context) + " (missing key \"\(key.stringValue)\")" }
+        case .keyNotFound(let key, let context):
+            return path(context) + " (missing key \"\(key.stringValue)\")"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
             return path(context)
         @unknown default:
             return String(describing: error)

@@ -49,7 +49,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
                 status: Int(response.status.code),
                 headers: response.headers.map { ($0.name, $0.value) },
                 body: Array(collected.readableBytesView),
-                url: request.url
+                url: request.url,
+                method: request.method
             )
         } catch {
             throw Self.translate(error, url: request.url)

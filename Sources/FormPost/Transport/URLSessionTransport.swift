@@ -21,6 +21,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var continuation: CheckedContinuation<UploadResponse, any Error>
         var maxResponseBytes: Int
         var url: URL
+        var method: HTTPMethod
     }
 
     private var session: URLSession!
@@ -75,7 +76,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                     task = session.dataTask(with: urlRequest)
                 }
                 exchanges.withLock {
-                    $0[task.taskIdentifier] = Exchange(body: request.body, progress: request.progress, continuation: continuation, maxResponseBytes: request.maxResponseBytes, url: request.url)
+                    $0[task.taskIdentifier] = Exchange(body: request.body, progress: request.progress, continuation: continuation, maxResponseBytes: request.maxResponseBytes, url: request.url, method: request.method)
                 }
                 cancelled.withLock { $0 = task }
                 task.resume()
@@ -140,7 +141,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             guard let name = key as? String else { return nil }
             return (name, String(describing: value))
         }
-        exchange.continuation.resume(returning: UploadResponse(status: response.statusCode, headers: headers, body: Array(exchange.data), url: exchange.url))
+        exchange.continuation.resume(returning: UploadResponse(status: response.statusCode, headers: headers, body: Array(exchange.data), url: exchange.url, method: exchange.method))
     }
 
     static func translate(_ error: any Error, stream: InputStream?, url: URL) -> any Error {

@@ -2,6 +2,7 @@
 ///
 /// - a dictionary's entries become `key[nested]`, keys sorted ascending;
 /// - an array's elements become `key[]`, in order;
+/// - a set's elements become `key` each (no brackets), sorted by their text;
 /// - `null` becomes an empty value; `.bytes` are kept as bytes; numbers and
 ///   booleans are written as text (`true`/`false`).
 ///
@@ -15,6 +16,7 @@ public indirect enum FormValue: Equatable, Sendable {
     case bytes([UInt8])
     case null
     case array([FormValue])
+    case set([FormValue])
     case dictionary([String: FormValue])
 
     /// One flattened field: its name and its value's bytes.
@@ -43,6 +45,10 @@ public indirect enum FormValue: Equatable, Sendable {
             for element in elements {
                 element.flatten(key: key.map { "\($0)[]" } ?? "[]", into: &fields)
             }
+        case .set:
+            for element in sortedElements {
+                element.flatten(key: key, into: &fields)
+            }
         default:
             fields.append(Field(name: key ?? "", value: scalarBytes))
         }
@@ -56,7 +62,22 @@ public indirect enum FormValue: Equatable, Sendable {
         case .double(let number): return Array(Self.text(of: number).utf8)
         case .bool(let flag): return Array((flag ? "true" : "false").utf8)
         case .bytes(let bytes): return bytes
-        case .null, .array, .dictionary: return []
+        case .null, .array, .set, .dictionary: return []
+        }
+    }
+
+    /// A set's elements in their written order: ascending by their flattened text.
+    public var sortedElements: [FormValue] {
+        guard case .set(let elements) = self else { return [] }
+        return elements.map { (element: $0, key: $0.sortKey) }.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.element)
+    }
+
+    private var sortKey: [UInt8] {
+        switch self {
+        case .array, .set, .dictionary:
+            return flattened().flatMap { Array($0.name.utf8) + [0x3D] + $0.value + [0x26] }
+        default:
+            return scalarBytes
         }
     }
 
