@@ -142,6 +142,27 @@ struct RequestSerializerTests {
             == #"{"format":"\#(name)","value":{"address":{"city":"São Paulo"},"age":42,"name":"Ann & Bob","tags":["a/b","ü"]}}"#)
     }
 
+    @Test("Foundation dictionaries (as JSONSerialization reads them) become parameters; booleans stay booleans")
+    func foundationParameters() throws {
+        let object = try JSONSerialization.jsonObject(with: Data(#"{"b":true,"n":1,"x":1.25,"list":[1,"two",null],"inner":{"k":"v"}}"#.utf8))
+        let value = try FormValue(foundationObject: object)
+        #expect(value == ["b": true, "n": 1, "x": 1.25, "list": [1, "two", nil], "inner": ["k": "v"]])
+        #expect(try FormValue(foundationObject: NSSet(array: ["b", "a"])).sortedElements == ["a", "b"])
+        #expect(try FormValue(foundationObject: ["d": Data([1, 2])]) == ["d": .bytes([1, 2])])
+        #expect(throws: EncodingError.self) { try FormValue(foundationObject: ["a": ["b": Date()]]) }
+    }
+
+    @Test("the methods that take parameters in the query are configurable")
+    func configurableQueryMethods() async throws {
+        var bodyDelete = client
+        bodyDelete.requestSerializer.methodsEncodingParametersInURI = [.get, .head]
+        let echo = try await TestServer().run { [bodyDelete] base in
+            try await bodyDelete.request(.delete, base.appendingPathComponent("echo"), parameters: ["id": 7]).decode(Echo.self)
+        }
+        #expect(echo.method == "DELETE" && echo.query.isEmpty && echo.bodyBytes == Array("id=7".utf8))
+        #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded")
+    }
+
     @Test("an Encodable value becomes query parameters for GET")
     func encodableQuery() async throws {
         let echo = try await TestServer().run { base in
