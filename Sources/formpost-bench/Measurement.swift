@@ -107,7 +107,7 @@ enum Filler {
     /// Creates a file of `count` pseudo-random bytes at `path`.
     static func file(at path: String, count: Int) throws {
         let chunk = bytes(1 << 20, seed: 7)
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         var written = 0
         while written < count {

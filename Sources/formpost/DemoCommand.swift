@@ -114,7 +114,7 @@ enum SampleFiles {
             samples.append(Sample(path: path, filename: name, size: Int64(bytes.count), sha256: try sha256(of: path)))
         }
         let large = directory + "/large.bin"
-        FileManager.default.createFile(atPath: large, contents: nil)
+        _ = FileManager.default.createFile(atPath: large, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: large))
         var written = 0
         var seed: UInt64 = 2

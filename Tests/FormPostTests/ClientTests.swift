@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import FormPost
 import FormPostServer
 import Multipart
@@ -193,6 +196,41 @@ struct ClientTests {
         case .success(let status): #expect(status == 413)
         case .failure(let error): #expect(error is UploadError, "\(error)")
         }
+    }
+
+    @Test("a file that changes size before or while it is sent by sendfile stops the upload with an error naming it")
+    func fileChangedDuringZeroCopy() async throws {
+        let directory = try SampleDirectory()
+        let before = try directory.file("before.bin", size: 1_000_000)
+        var form = MultipartForm()
+        try form.append(name: "doc", fileAt: before)
+        try Data(count: 10).write(to: URL(fileURLWithPath: before))
+        let during = directory.path + "/during.bin"
+        _ = FileManager.default.createFile(atPath: during, contents: nil)
+        truncate(during, 60_000_000)
+        var large = MultipartForm()
+        try large.append(name: "big", fileAt: during)
+        let server = try TestServer()
+        let (beforeError, duringError, seconds) = try await server.run { [form, large] base -> (String, String, Double) in
+            var first = ""
+            do { _ = try await client.upload(form, to: base.appendingPathComponent("digest"), strategy: .streaming) } catch { first = String(describing: error) }
+            let started = Date()
+            let shrink = Task {
+                try await Task.sleep(nanoseconds: 300_000_000)
+                truncate(during, 1_000_000)
+            }
+            var second = ""
+            do {
+                _ = try await client.upload(large, to: base.appendingPathComponent("slow"), strategy: .streaming, options: UploadOptions(timeout: 60))
+            } catch {
+                second = String(describing: error)
+            }
+            _ = try await shrink.value
+            return (first, second, Date().timeIntervalSince(started))
+        }
+        #expect(beforeError.contains("before.bin") && beforeError.contains("1000000"), "\(beforeError)")
+        #expect(duringError.contains("during.bin") && duringError.contains("60000000"), "\(duringError)")
+        #expect(seconds < 30, "\(duringError)")
     }
 
     @Test("raw bytes, files and streams upload byte-exact")

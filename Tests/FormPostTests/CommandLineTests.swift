@@ -209,4 +209,24 @@ struct CommandLineTests {
         }
         #expect(silent.isEmpty)
     }
+
+    @Test("file parts go to the socket by sendfile on plaintext HTTP, every byte of them, and arrive intact")
+    func zeroCopyFileParts() async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("big.bin", size: 40_000_000, seed: 3)
+        let trace = directory.path + "/trace"
+        let server = try TestServer()
+        let output = try await server.run { base in
+            try await offPool {
+                try Subprocess.run("strace", ["-f", "-e", "trace=sendfile", "-o", trace, formpostBinary, "-s", "-F", "note=x", "-F", "big=@\(path)",
+                                              base.appendingPathComponent("upload").absoluteString])
+            }
+        }
+        let sent = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("sendfile") }
+            .compactMap { line in line.split(separator: "=").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+            .filter { $0 > 0 }.reduce(0, +)
+        #expect(sent == 40_000_000)
+        let receipt = try JSONDecoder().decode(Receipt.self, from: Data(output.utf8))
+        #expect(receipt.files.first?.sha256 == sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
 }

@@ -5,8 +5,10 @@ import NIOHTTP1
 import NIOPosix
 
 /// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
-/// stream from the plan in 1 MiB buffers with a known `Content-Length`, or chunked when a
-/// stream part has no length. Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
+/// stream from the plan with a known `Content-Length`, or chunked when a stream part has
+/// no length. On plaintext HTTP/1.1 without a rate cap, file parts go to the socket by
+/// `sendfile` (no copy through user space); otherwise everything is read into 1 MiB
+/// buffers. Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
 public final class AsyncHTTPClientTransport: UploadTransport {
     private let client: HTTPClient
     private let ownsClient: Bool
@@ -33,6 +35,10 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
+        let deadline: NIODeadline = request.timeout.map { .now() + .nanoseconds(Int64($0 * 1e9)) } ?? .distantFuture
+        if let body = request.body, request.maxBytesPerSecond == nil, request.url.scheme?.lowercased() == "http", FileRegionBody.hasUnreadRegion(body.plan) {
+            return try await sendWithFileRegions(request, body: body, deadline: deadline)
+        }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
         for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
@@ -41,7 +47,6 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             let buffers = PlanByteBuffers(plan: body.plan, progress: request.progress, maxBytesPerSecond: request.maxBytesPerSecond)
             outgoing.body = .stream(buffers, length: body.contentLength.map { .known($0) } ?? .unknown)
         }
-        let deadline: NIODeadline = request.timeout.map { .now() + .nanoseconds(Int64($0 * 1e9)) } ?? .distantFuture
         do {
             let response = try await client.execute(outgoing, deadline: deadline)
             let collected = try await response.body.collect(upTo: request.maxResponseBytes)
@@ -57,6 +62,38 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         }
     }
 
+    /// Plaintext HTTP/1.1 with file parts: the delegate API, so files go as `FileRegion`s
+    /// (sendfile) rather than through buffers.
+    private func sendWithFileRegions(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline) async throws -> UploadResponse {
+        let eventLoop = client.eventLoopGroup.next()
+        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop)
+        var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
+        headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
+        let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes) { regions.endEarly() }
+        var collected: ResponseCollector.Collected
+        do {
+            let outgoing = try HTTPClient.Request(url: request.url.absoluteString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers, body: regions.requestBody)
+            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegateAndChannel(on: eventLoop), deadline: deadline)
+            let watch = regions.watchFiles { task.cancel() }
+            defer { watch.cancel() }
+            collected = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            try? await regions.finish(checkingFiles: false)
+            if let change = regions.fileChange { throw change }
+            // A final answer (3xx–5xx) that came before the body was all sent ends the body
+            // stream early; AsyncHTTPClient then reports the stream as cancelled although
+            // the answer is complete.
+            let answeredEarly = regions.endedEarly || (error as? HTTPClientError) == .requestStreamCancelled
+            guard answeredEarly, delegate.status >= 300 else { throw Self.translate(error, url: request.url) }
+            collected = delegate.collectedSoFar
+        }
+        try await regions.finish(checkingFiles: !regions.endedEarly)
+        return UploadResponse(status: collected.status, headers: collected.headers, body: collected.body, url: request.url, method: request.method)
+    }
     /// Maps AsyncHTTPClient and NIO errors to ``UploadError``; body errors pass through.
     static func translate(_ error: any Error, url: URL) -> any Error {
         let host = url.host ?? ""

@@ -1,0 +1,172 @@
+import AsyncHTTPClient
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Multipart
+import NIOCore
+import Synchronization
+
+/// A plan sent through AsyncHTTPClient's delegate API so that file parts travel without
+/// copies through user space: each file region goes to the channel as NIO `FileRegion`s
+/// (`sendfile`), in-memory bytes as coalesced buffers, streams (and regions whose content
+/// must be checked for the delimiter) as 1 MiB buffers read from the plan.
+///
+/// Plaintext HTTP/1.1 only: TLS has to read the bytes to encrypt them. The files stay open
+/// until ``finish(checkingFiles:)``, which runs on the connection's event loop after the
+/// exchange is over, so no queued write can outlive its descriptor.
+final class FileRegionBody: Sendable {
+    /// The most bytes one `FileRegion` write covers, so progress advances while a large file is sent.
+    static let regionSize: Int64 = 16 << 20
+
+    let plan: BodyPlan
+    let eventLoop: any EventLoop
+    /// Each open file: the handle the channel sends from, a duplicate descriptor for size
+    /// checks (a `NIOFileHandle` refuses a second user while the channel uses it), the region.
+    private let openFiles = Mutex<[OpenFile]>([])
+
+    private struct OpenFile: @unchecked Sendable {
+        let handle: NIOFileHandle
+        let checkDescriptor: Int32
+        let region: Multipart.FileRegion
+    }
+    private let streamEnd = Mutex<(promise: EventLoopPromise<Void>?, endedEarly: Bool)>((nil, false))
+    private let changedFile = Mutex<(any Error)?>(nil)
+
+    init(plan: BodyPlan, eventLoop: any EventLoop) {
+        self.plan = plan
+        self.eventLoop = eventLoop
+    }
+
+    /// Whether `plan` has a file region that can be sent unread, the only case this path is for.
+    static func hasUnreadRegion(_ plan: BodyPlan) -> Bool {
+        plan.segments.contains { segment in
+            if case .file(let region) = segment { return !region.needsContentCheck && region.length > 0 }
+            return false
+        }
+    }
+
+    /// The request body; each time AsyncHTTPClient asks for it, the plan is sent from its start.
+    var requestBody: HTTPClient.Body {
+        .stream(contentLength: plan.contentLength) { writer in
+            let promise = self.eventLoop.makePromise(of: Void.self)
+            self.streamEnd.withLock { $0 = (promise, false) }
+            promise.completeWithTask {
+                try await self.write(to: writer)
+                self.streamEnd.withLock { $0.promise = nil }
+            }
+            return promise.futureResult
+        }
+    }
+
+    /// Ends the body where it is, because the server gave its final answer (3xx, 4xx, 5xx)
+    /// before reading it all. AsyncHTTPClient pauses the body then and would wait for its
+    /// end forever; ending it lets the exchange finish (it may fail as a cancelled stream,
+    /// but the answer has been collected by then).
+    func endEarly() {
+        let promise = streamEnd.withLock { state -> EventLoopPromise<Void>? in
+            guard let promise = state.promise else { return nil }
+            state = (nil, true)
+            return promise
+        }
+        promise?.succeed(())
+    }
+
+    /// Whether ``endEarly()`` ended the body before all of it was written.
+    var endedEarly: Bool { streamEnd.withLock { $0.endedEarly } }
+
+    private func write(to writer: HTTPClient.Body.StreamWriter) async throws {
+        var pending = ByteBuffer()
+        for segment in plan.segments {
+            switch segment {
+            case .bytes(let bytes):
+                pending.writeBytes(bytes)
+                if pending.readableBytes >= 1 << 20 { try await flush(&pending, to: writer) }
+            case .file(let region) where !region.needsContentCheck:
+                try await flush(&pending, to: writer)
+                try await writeUnread(region, to: writer)
+            case .file, .stream:
+                try await flush(&pending, to: writer)
+                let state = PlanByteBuffers.IteratorState(reader: BodyPlan(boundary: plan.boundary, segments: [segment]).makeChunkReader(chunkSize: 1 << 20), chunkSize: 1 << 20)
+                while let buffer = try await state.nextBuffer() {
+                    try await writer.write(.byteBuffer(buffer)).get()
+                }
+            }
+        }
+        try await flush(&pending, to: writer)
+    }
+
+    private func flush(_ pending: inout ByteBuffer, to writer: HTTPClient.Body.StreamWriter) async throws {
+        guard pending.readableBytes > 0 else { return }
+        let buffer = pending
+        pending = ByteBuffer()
+        try await writer.write(.byteBuffer(buffer)).get()
+    }
+
+    private func writeUnread(_ region: Multipart.FileRegion, to writer: HTTPClient.Body.StreamWriter) async throws {
+        guard region.length > 0 else { return }
+        let descriptor = try region.openChecked()
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+        openFiles.withLock { $0.append(OpenFile(handle: handle, checkDescriptor: dup(descriptor), region: region)) }
+        var start = region.offset
+        let end = region.offset + region.length
+        while start < end {
+            try Task.checkCancellation()
+            let stop = min(end, start + Self.regionSize)
+            try await writer.write(.fileRegion(NIOCore.FileRegion(fileHandle: handle, readerIndex: Int(start), endIndex: Int(stop)))).get()
+            start = stop
+        }
+    }
+
+    /// Checks the open files every `interval` while the exchange runs, and calls `onChange`
+    /// once if one no longer has its planned size. A file that shrinks under `sendfile`
+    /// would otherwise stall the connection until the deadline; the caller cancels the exchange.
+    func watchFiles(every interval: Duration = .milliseconds(200), onChange: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                let change = openFiles.withLock { files in files.lazy.compactMap(Self.sizeChange).first }
+                if let change {
+                    changedFile.withLock { $0 = change }
+                    onChange()
+                    return
+                }
+            }
+        }
+    }
+
+    /// The error of a file that changed size while it was sent, once ``watchFiles(every:onChange:)`` saw one.
+    var fileChange: (any Error)? { changedFile.withLock { $0 } }
+
+    /// Closes the files once the exchange is over. It runs on the connection's event loop, in
+    /// a later tick than the one that ended the exchange, so a failed connection has already
+    /// dropped its queued writes. With `checkingFiles`, a file whose size changed while it
+    /// was sent is reported.
+    ///
+    /// - Throws: ``Multipart/MultipartError/fileSizeChanged(part:path:expected:actual:)``.
+    func finish(checkingFiles: Bool) async throws {
+        try await eventLoop.submit {
+            let files = self.openFiles.withLock { files in
+                defer { files.removeAll() }
+                return files
+            }
+            let change = checkingFiles ? files.lazy.compactMap(Self.sizeChange).first : nil
+            for file in files {
+                try? file.handle.close()
+                if file.checkDescriptor >= 0 { close(file.checkDescriptor) }
+            }
+            if let change { throw change }
+        }.get()
+    }
+
+    private static func sizeChange(_ file: OpenFile) -> (any Error)? {
+        guard file.checkDescriptor >= 0 else { return nil }
+        do {
+            try file.region.verifyUnchanged(descriptor: file.checkDescriptor)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
