@@ -44,6 +44,33 @@ struct ClientTests {
         #expect(seen.withLock { $0.last?.bytesSent } == form.contentLength)
     }
 
+    @Test("the URLSession transport uploads from files, as background sessions need: forms through a temporary file it removes, raw files as they are")
+    func urlSessionFromFile() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 3_000_000)
+        let expected = sha256Hex(try await form.plan().encodedData())
+        let raw = try directory.file("raw.bin", size: 2_000_000, seed: 9)
+        let transport = URLSessionTransport(uploadsFromFile: true)
+        defer { transport.invalidate() }
+        let client = FormPostClient(transport: transport)
+        let temporaryBefore = try Self.temporaryBodies()
+        let server = try TestServer()
+        let (formDigest, rawDigest) = try await server.run { base in
+            let digest = base.appendingPathComponent("digest")
+            return (try await client.upload(form, to: digest, strategy: .streaming).validate().decode(Digest.self),
+                    try await client.send(try .file(path: raw), to: digest, method: .put).validate().decode(Digest.self))
+        }
+        #expect(formDigest == Digest(length: Int(form.contentLength!), sha256: expected, contentType: form.contentType, method: "POST"))
+        #expect(rawDigest.sha256 == sha256Hex(try Data(contentsOf: URL(fileURLWithPath: raw))) && rawDigest.method == "PUT")
+        #expect(try Self.temporaryBodies() == temporaryBefore)
+        #expect(FileManager.default.fileExists(atPath: raw))
+    }
+
+    /// The temporary body files present now.
+    static func temporaryBodies() throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("formpost-") && $0.hasSuffix(".body") })
+    }
+
     @Test("the URLSession transport re-sends a streamed body on 307 and reports refused connections")
     func urlSessionRedirect() async throws {
         let directory = try SampleDirectory()

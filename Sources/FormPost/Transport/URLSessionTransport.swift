@@ -11,9 +11,15 @@ import Synchronization
 /// fresh one. On Linux FoundationNetworking sends stream bodies chunked, so they go
 /// without `Content-Length` there. Progress comes from `didSendBodyData`. Redirects are returned to
 /// ``FormPostClient``, which decides whether the body is sent again.
+///
+/// With `uploadsFromFile` (always so for ``background(identifier:)``), every body is sent
+/// with `uploadTask(with:fromFile:)`, as background sessions require and Alamofire does: a
+/// raw file body from its own file, anything else encoded to a temporary file first, which
+/// is removed when the exchange ends (answered, failed or cancelled).
 public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDataDelegate, @unchecked Sendable {
     private struct Exchange {
         var body: RequestBody?
+        var bodyFile: BodyFile?
         var progress: ProgressReporter
         var data = Data()
         var response: HTTPURLResponse?
@@ -27,15 +33,27 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     private var session: URLSession!
     private let exchanges = Mutex<[Int: Exchange]>([:])
     private let inMemoryLimit: Int64
+    /// Whether every body is uploaded from a file.
+    public let uploadsFromFile: Bool
 
     /// Creates a transport with its own session on `configuration`.
-    public init(configuration: URLSessionConfiguration = .default, inMemoryLimit: Int64 = 10_000_000) {
+    public init(configuration: URLSessionConfiguration = .default, inMemoryLimit: Int64 = 10_000_000, uploadsFromFile: Bool = false) {
         self.inMemoryLimit = inMemoryLimit
+        self.uploadsFromFile = uploadsFromFile
         super.init()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
     }
+
+    #if canImport(Darwin)
+    /// A transport on a background session (uploads continue while the app is suspended),
+    /// which always uploads from files. FoundationNetworking has no background sessions;
+    /// `uploadsFromFile: true` gives the same uploads there.
+    public static func background(identifier: String) -> URLSessionTransport {
+        URLSessionTransport(configuration: .background(withIdentifier: identifier), uploadsFromFile: true)
+    }
+    #endif
 
     /// Ends the session.
     public func invalidate() { session.invalidateAndCancel() }
@@ -49,9 +67,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         if let timeout = request.timeout { urlRequest.timeoutInterval = timeout }
         for header in request.headers { urlRequest.addValue(header.value, forHTTPHeaderField: header.name) }
         var bodyData: Data?
+        var bodyFile: BodyFile?
         if let body = request.body {
             urlRequest.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
-            if let length = body.contentLength, length <= inMemoryLimit {
+            if uploadsFromFile {
+                bodyFile = try await BodyFile(plan: body.plan)
+            } else if let length = body.contentLength, length <= inMemoryLimit {
                 bodyData = try await body.plan.encodedData()
                 urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
             } else {
@@ -68,7 +89,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task: URLSessionTask
-                if let bodyData {
+                if let bodyFile {
+                    task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: bodyFile.path))
+                } else if let bodyData {
                     task = session.uploadTask(with: urlRequest, from: bodyData)
                 } else if urlRequest.httpBodyStream != nil {
                     task = session.uploadTask(withStreamedRequest: urlRequest)
@@ -76,7 +99,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                     task = session.dataTask(with: urlRequest)
                 }
                 exchanges.withLock {
-                    $0[task.taskIdentifier] = Exchange(body: request.body, progress: request.progress, continuation: continuation, maxResponseBytes: request.maxResponseBytes, url: request.url, method: request.method)
+                    $0[task.taskIdentifier] = Exchange(body: request.body, bodyFile: bodyFile, progress: request.progress, continuation: continuation, maxResponseBytes: request.maxResponseBytes, url: request.url, method: request.method)
                 }
                 cancelled.withLock { $0 = task }
                 task.resume()
@@ -129,6 +152,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        exchange.bodyFile?.remove()
         if let error {
             exchange.continuation.resume(throwing: Self.translate(error, stream: task.originalRequest?.httpBodyStream, url: exchange.url))
             return
