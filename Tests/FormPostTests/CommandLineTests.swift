@@ -42,7 +42,6 @@ struct ParsedByPeer: Codable, Equatable {
 
 @Suite("formpost command")
 struct CommandLineTests {
-    let interop = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop").path
 
     @Test("the binary is built beside the tests")
     func binaryExists() {
@@ -80,15 +79,15 @@ struct CommandLineTests {
             try JSONDecoder().decode([ParsedByPeer].self, from: Data(try Subprocess.run(program, arguments).utf8))
         }
         // Node follows the WHATWG parser: every part in order, escapes undone.
-        let node = try peer("node", ["\(interop)/parse_form.mjs", output, contentType])
+        let node = try peer("node", [Subprocess.interopScript("parse_form.mjs"), output, contentType])
         // (The WHATWG parser gives a file part without Content-Type, as standard input is here, text/plain.)
         let nodeFiles = files.dropLast() + [part("stdin", "-", "text/plain", Data("from stdin".utf8))]
         #expect(node == fields.prefix(3) + [ParsedByPeer(name: "typed", filename: nil, content_type: nil, size: 1, sha256: sha256Hex(Data("a".utf8)))] + fields.suffix(2) + nodeFiles)
         // Werkzeug reports fields, then files; it undoes the escapes too.
-        let werkzeug = try peer("python3", ["\(interop)/parse_form.py", "werkzeug", output, contentType])
+        let werkzeug = try peer("python3", [Subprocess.interopScript("parse_form.py"), "werkzeug", output, contentType])
         #expect(werkzeug == fields + files)
         // python-multipart reports raw header parameters: the browser escapes stay, types are kept.
-        let raw = try peer("python3", ["\(interop)/parse_form.py", "python-multipart", output, contentType])
+        let raw = try peer("python3", [Subprocess.interopScript("parse_form.py"), "python-multipart", output, contentType])
         #expect(raw.map(\.name) == ["plain", "emoji", "quote%22d", "typed", "literal", "notes", "bin", "txt", "stdin"])
         #expect(raw.map(\.filename) == [nil, nil, nil, nil, nil, nil, "random.bin", "ça va %22x%22.txt", "-"])
         #expect(raw[3].content_type == "text/x-custom")

@@ -5,8 +5,7 @@ import Testing
 
 /// Decodes a body with Python's own parsers (Tests/Interop/bodies.py) and returns canonical JSON.
 func pythonDecode(_ kind: String, _ bytes: [UInt8]) async throws -> String {
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop/bodies.py").path
-    return try await offPool { try Subprocess.run("python3", [script, "decode", kind], input: Data(bytes)) }
+    try await offPool { try Subprocess.run("python3", [Subprocess.interopScript("bodies.py"), "decode", kind], input: Data(bytes)) }
 }
 
 /// Parameters with nesting, arrays, a set, unicode, reserved characters, a number, a boolean and an empty value.
@@ -250,8 +249,7 @@ struct RequestSerializerTests {
         #expect(contentType.hasPrefix("multipart/form-data; boundary="))
         let bodyPath = directory.path + "/body"
         try Data(echo.bodyBytes).write(to: URL(fileURLWithPath: bodyPath))
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop/parse_form.py").path
-        let parts = try await offPool { try Subprocess.run("python3", [script, "werkzeug", bodyPath, contentType]) }
+        let parts = try await offPool { try Subprocess.run("python3", [Subprocess.interopScript("parse_form.py"), "werkzeug", bodyPath, contentType]) }
         let names = try JSONSerialization.jsonObject(with: Data(parts.utf8)) as? [[String: Any]]
         #expect(names?.compactMap { $0["name"] as? String } == ["tags[]", "tags[]", "user[name]", "photo"])
         #expect(names?.last?["sha256"] as? String == sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file))))

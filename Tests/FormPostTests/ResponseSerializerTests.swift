@@ -8,23 +8,7 @@ import FoundationXML
 
 /// A property list made by Python's plistlib from a JSON document.
 func pythonPlist(_ json: String, format: String) async throws -> [UInt8] {
-    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop/bodies.py").path
-    let output = try await offPool { () -> [UInt8] in
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, "plist", format]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(json.utf8))
-        try input.fileHandleForWriting.close()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Subprocess.Failure(description: "plistlib failed") }
-        return Array(bytes)
-    }
-    return output
+    Array(try await offPool { try Subprocess.runForBytes("python3", [Subprocess.interopScript("bodies.py"), "plist", format], input: Data(json.utf8)) })
 }
 
 /// Counts the elements an `XMLParser` reports.

@@ -10,6 +10,11 @@ enum Subprocess {
     }
 
     static func run(_ program: String, _ arguments: [String], input: Data? = nil) throws -> String {
+        String(decoding: try runForBytes(program, arguments, input: input), as: UTF8.self)
+    }
+
+    /// Runs a program found on PATH and returns its standard output as bytes; fails on a non-zero exit.
+    static func runForBytes(_ program: String, _ arguments: [String], input: Data? = nil) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [program] + arguments
@@ -32,7 +37,12 @@ enum Subprocess {
         guard process.terminationStatus == 0 else {
             throw Failure(description: "\(program) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
+    }
+
+    /// The path of a script in Tests/Interop.
+    static func interopScript(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Interop/\(name)").path
     }
 }
 

@@ -24,23 +24,11 @@ public struct FormPostRequest: Sendable {
 
     /// The first header field named `name` (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.value(of: name)
     }
 
     /// Replaces every field named `name` (case-insensitive) with one of `value`, or removes them for nil.
     public mutating func setHeader(_ name: String, to value: String?) {
         headers.setField(name, to: value)
-    }
-}
-
-extension Array where Element == (name: String, value: String) {
-    /// Replaces every field named `name` (case-insensitive) with one field at the first one's place,
-    /// or appends it; nil removes them all.
-    mutating func setField(_ name: String, to value: String?) {
-        let lowered = name.lowercased()
-        let index = firstIndex { $0.name.lowercased() == lowered }
-        removeAll { $0.name.lowercased() == lowered }
-        guard let value else { return }
-        insert((name, value), at: Swift.min(index ?? count, count))
     }
 }

@@ -103,7 +103,7 @@ public struct RequestSerializer: Sendable {
         fields.removeAll { overridden.contains($0.name.lowercased()) }
         fields += headers
         var body = body
-        if let contentType = fields.first(where: { $0.name.lowercased() == "content-type" })?.value, let given = body {
+        if let contentType = fields.value(of: "Content-Type"), let given = body {
             body = RequestBody(plan: given.plan, contentType: contentType)
         }
         var request = FormPostRequest(url: url, method: method, headers: fields, body: body)

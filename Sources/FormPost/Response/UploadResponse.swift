@@ -28,7 +28,7 @@ public struct UploadResponse: Sendable {
 
     /// The first header named `name` (case-insensitive).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        headers.value(of: name)
     }
 
     /// The `Content-Type` media type without parameters, lowercased (`application/json`), if any.

@@ -15,8 +15,8 @@ final class XMLWellFormedness: NSObject, XMLParserDelegate {
         parser.shouldResolveExternalEntities = false
         parser.delegate = checker
         let parsed = parser.parse()
-        if let error = parser.parserError ?? (parsed ? nil : NSError(domain: XMLParser.errorDomain, code: 0)) {
-            let code = (error as NSError).code
+        if !parsed || parser.parserError != nil {
+            let code = (parser.parserError as NSError?)?.code ?? 0
             return "malformed XML at line \(parser.lineNumber), column \(parser.columnNumber) (XMLParser error \(code))"
         }
         return checker.sawElement ? nil : "no XML element in the body"

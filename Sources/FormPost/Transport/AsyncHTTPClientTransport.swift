@@ -88,7 +88,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             // stream early; AsyncHTTPClient then reports the stream as cancelled although
             // the answer is complete.
             let answeredEarly = regions.endedEarly || (error as? HTTPClientError) == .requestStreamCancelled
-            guard answeredEarly, delegate.status >= 300 else { throw Self.translate(error, url: request.url) }
+            guard answeredEarly, delegate.collectedSoFar.status >= 300 else { throw Self.translate(error, url: request.url) }
             collected = delegate.collectedSoFar
         }
         try await regions.finish(checkingFiles: !regions.endedEarly)

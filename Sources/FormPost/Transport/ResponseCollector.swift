@@ -21,8 +21,8 @@ final class ResponseCollector: HTTPClientResponseDelegate {
     private let progress: ProgressReporter
     private let maxBytes: Int
     private let onFinalAnswer: @Sendable () -> Void
-    private let collected = Mutex(Collected())
-    private let awaitedBodyLength = Mutex<Int?>(nil)
+    /// What was received, and the body length that completes a final answer, once known.
+    private let state = Mutex<(collected: Collected, awaitedBodyLength: Int?)>((Collected(), nil))
 
     init(progress: ProgressReporter, maxBytes: Int, onFinalAnswer: @escaping @Sendable () -> Void) {
         self.progress = progress
@@ -30,11 +30,8 @@ final class ResponseCollector: HTTPClientResponseDelegate {
         self.onFinalAnswer = onFinalAnswer
     }
 
-    /// The status received, or 0 before the head.
-    var status: Int { collected.withLock { $0.status } }
-
-    /// What has been collected so far.
-    var collectedSoFar: Collected { collected.withLock { $0 } }
+    /// What has been collected so far (status 0 before the head).
+    var collectedSoFar: Collected { state.withLock { $0.collected } }
 
     func didSendRequestHead(task: HTTPClient.Task<Collected>, _ head: HTTPRequestHead) {
         progress.restart()
@@ -45,13 +42,15 @@ final class ResponseCollector: HTTPClientResponseDelegate {
     }
 
     func didReceiveHead(task: HTTPClient.Task<Collected>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        collected.withLock {
-            $0.status = Int(head.status.code)
-            $0.headers = head.headers.map { ($0.name, $0.value) }
+        let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
+        state.withLock {
+            $0.collected.status = Int(head.status.code)
+            $0.collected.headers = head.headers.map { ($0.name, $0.value) }
+            if head.status.code >= 300 { $0.awaitedBodyLength = length }
         }
         if head.status.code >= 300 {
-            if let length = head.headers.first(name: "Content-Length").flatMap(Int.init) {
-                if length == 0 { onFinalAnswer() } else { awaitedBodyLength.withLock { $0 = length } }
+            if let length {
+                if length == 0 { onFinalAnswer() }
             } else {
                 let onFinalAnswer = self.onFinalAnswer
                 task.eventLoop.scheduleTask(in: .milliseconds(100)) { onFinalAnswer() }
@@ -61,16 +60,16 @@ final class ResponseCollector: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Collected>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let (fits, received) = collected.withLock { state -> (Bool, Int) in
-            guard state.body.count + buffer.readableBytes <= maxBytes else { return (false, state.body.count) }
-            state.body += buffer.readableBytesView
-            return (true, state.body.count)
+        let (fits, answerComplete) = state.withLock { state -> (Bool, Bool) in
+            guard state.collected.body.count + buffer.readableBytes <= maxBytes else { return (false, false) }
+            state.collected.body += buffer.readableBytesView
+            return (true, state.awaitedBodyLength.map { state.collected.body.count >= $0 } ?? false)
         }
-        if let awaited = awaitedBodyLength.withLock({ $0 }), received >= awaited { onFinalAnswer() }
+        if answerComplete { onFinalAnswer() }
         return fits ? task.eventLoop.makeSucceededVoidFuture() : task.eventLoop.makeFailedFuture(NIOTooManyBytesError(maxBytes: maxBytes))
     }
 
     func didFinishRequest(task: HTTPClient.Task<Collected>) throws -> Collected {
-        collected.withLock { $0 }
+        collectedSoFar
     }
 }

@@ -23,8 +23,6 @@ extension FormValue {
             return .null
         case let number as NSNumber:
             return scalar(of: number)
-        case let dictionary as [String: Any]:
-            return .dictionary(try dictionary.reduce(into: [:]) { $0[$1.key] = try convert($1.value, path: path + [$1.key]) })
         case let dictionary as [AnyHashable: Any]:
             return .dictionary(try dictionary.reduce(into: [:]) { result, entry in
                 let key = String(describing: entry.key.base)
