@@ -9,6 +9,7 @@ enum ExitStatus: Int32 {
     case cannotResolve = 6
     case cannotConnect = 7
     case httpError = 22
+    case writeError = 23
     case readError = 26
     case timedOut = 28
     case sendError = 55
@@ -17,6 +18,7 @@ enum ExitStatus: Int32 {
     static func forError(_ error: any Error) -> ExitStatus {
         switch error {
         case is UsageError: return .usage
+        case is OutputFile.Failure: return .writeError
         case MultipartError.fileNotFound, MultipartError.notARegularFile, MultipartError.fileNotReadable,
              MultipartError.fileReadFailed, MultipartError.fileSizeChanged:
             return .readError

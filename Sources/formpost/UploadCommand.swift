@@ -20,7 +20,7 @@ struct UploadCommand: AsyncParsableCommand {
     var headers: [String] = []
     @Option(name: [.customShort("X"), .customLong("request")], help: "The method (POST by default, PUT with -T).")
     var method: String?
-    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the response body to this file instead of standard output.")
+    @Option(name: [.customShort("o"), .customLong("output")], help: "Write the response body to this file (written through, as curl does: devices, links and pipes stay what they are); - for standard output.")
     var output: String?
     @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the status is 400 or more.")
     var failOnError = false
@@ -97,9 +97,7 @@ struct UploadCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
         if let output {
-            guard FileManager.default.createFile(atPath: output, contents: Data(response.body)) else {
-                throw UsageError("cannot write \(output)")
-            }
+            try OutputFile.write(response.body, to: output)
         } else if !json {
             FileHandle.standardOutput.write(Data(response.body))
         }

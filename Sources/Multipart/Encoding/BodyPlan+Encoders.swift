@@ -61,17 +61,31 @@ extension BodyPlan {
     ///   the body; on any failure the partial file is removed.
     public func write(toFile path: String) async throws {
         let output = try SystemFile.createExclusively(path: path)
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { scratch.deallocate() }
         do {
-            for segment in segments {
-                try await write(segment, to: output, path: path, scratch: scratch)
-            }
+            try await write(to: output, name: path)
             output.close()
         } catch {
             output.close()
             unlink(path)
             throw error
+        }
+    }
+
+    /// Writes the body through `handle`, an open file, device, pipe or socket, from its
+    /// current position; the handle stays open. This is how `curl -o` writes: a device stays
+    /// a device, a symbolic link still points where it did, a FIFO's reader gets the bytes.
+    ///
+    /// - Throws: ``MultipartError/outputFailed(path:errno:)`` (the path given as
+    ///   `descriptor N`), or any error producing the body.
+    public func write(to handle: FileHandle) async throws {
+        try await write(to: SystemFile(descriptor: handle.fileDescriptor), name: "descriptor \(handle.fileDescriptor)")
+    }
+
+    private func write(to output: SystemFile, name: String) async throws {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { scratch.deallocate() }
+        for segment in segments {
+            try await write(segment, to: output, path: name, scratch: scratch)
         }
     }
 
