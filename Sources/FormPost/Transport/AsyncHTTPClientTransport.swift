@@ -13,20 +13,59 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private let client: HTTPClient
     private let ownsClient: Bool
 
-    /// A process-wide transport with a 10 s connect timeout; never shut down.
-    public static let shared = AsyncHTTPClientTransport(connectTimeout: 10)
+    /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
+    public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: 10), owned: false)
 
-    /// Creates a transport with its own `HTTPClient`; call ``shutdown()`` when done.
-    public init(connectTimeout: Double = 10) {
-        var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .disallow
-        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .nanoseconds(Int64(connectTimeout * 1e9)))
-        configuration.decompression = .disabled
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-        ownsClient = true
+    /// Creates a transport with its own `HTTPClient` (default TLS and HTTP version policy);
+    /// call ``shutdown()`` when done.
+    public convenience init(connectTimeout: Double = 10) {
+        self.init(configuration: Self.defaultConfiguration(connectTimeout: connectTimeout))
     }
 
-    /// Shuts the underlying client down.
+    /// Creates a transport with its own `HTTPClient` built from `configuration`: TLS (trust
+    /// roots, client certificate and key, minimum version) in `tlsConfiguration`, the HTTP
+    /// version policy in `httpVersion` (`.automatic` negotiates HTTP/2 by ALPN, `.http1Only`
+    /// does not), `proxy`, timeouts and the connection pool. Redirects are turned off and
+    /// responses are not decompressed: ``FormPostClient`` follows redirects itself, so that
+    /// bodies are re-sent from the plan. Call ``shutdown()`` when done.
+    ///
+    ///     var configuration = HTTPClient.Configuration()
+    ///     var tls = TLSConfiguration.makeClientConfiguration()
+    ///     tls.trustRoots = .file("/etc/ssl/my-ca.pem")
+    ///     configuration.tlsConfiguration = tls
+    ///     configuration.httpVersion = .http1Only
+    ///     let transport = AsyncHTTPClientTransport(configuration: configuration)
+    public convenience init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup) {
+        self.init(configuration: configuration, eventLoopGroup: eventLoopGroup, owned: true)
+    }
+
+    /// Uses `client`, an `HTTPClient` the application already has, with its event loop
+    /// group, TLS configuration, proxy and pool. The transport never shuts it down.
+    ///
+    /// ``FormPostClient`` follows redirects itself (re-sending bodies from the plan, dropping
+    /// credentials across origins); a client configured to follow them answers them before
+    /// FormPost sees them, so give one with `redirectConfiguration = .disallow`.
+    public init(client: HTTPClient) {
+        self.client = client
+        ownsClient = false
+    }
+
+    private init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup, owned: Bool) {
+        var configuration = configuration
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+        ownsClient = owned
+    }
+
+    /// AsyncHTTPClient's defaults with a connect timeout of `connectTimeout` seconds.
+    private static func defaultConfiguration(connectTimeout: Double) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .nanoseconds(Int64(connectTimeout * 1e9)))
+        return configuration
+    }
+
+    /// Shuts down the client this transport created; a client passed in, and ``shared``, stay up.
     public func shutdown() async throws {
         if ownsClient { try await client.shutdown() }
     }
