@@ -1,7 +1,28 @@
 #define _GNU_SOURCE
 #include "CMultipartSystem.h"
 #include <string.h>
+#include <errno.h>
+#if defined(__linux__)
+#include <sys/uio.h>
+#endif
 
 const void *cmultipart_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
     return memmem(haystack, haystack_length, needle, needle_length);
+}
+
+long cmultipart_pread_cached(int descriptor, void *buffer, size_t count, int64_t offset) {
+#if defined(__linux__) && defined(RWF_NOWAIT)
+    struct iovec vector = { .iov_base = buffer, .iov_len = count };
+    ssize_t result;
+    do {
+        result = preadv2(descriptor, &vector, 1, (off_t)offset, RWF_NOWAIT);
+    } while (result < 0 && errno == EINTR);
+    /* Kernels or file systems without RWF_NOWAIT answer EOPNOTSUPP: read elsewhere. */
+    if (result < 0 && errno == EOPNOTSUPP) errno = EAGAIN;
+    return (long)result;
+#else
+    (void)descriptor; (void)buffer; (void)count; (void)offset;
+    errno = EAGAIN;
+    return -1;
+#endif
 }

@@ -10,9 +10,10 @@ struct BenchmarkResult: Encodable {
     let reference_mbps: Double
     let ratio: Double
     let peak_rss_mib: Double
+    let reference_peak_rss_mib: Double?
 
     /// Builds the result from the medians of our runs and the reference's.
-    init(workload: String, bytes: Int64, ours: [Double], reference: String, theirs: [Double], peakRSS: Int64) {
+    init(workload: String, bytes: Int64, ours: [Double], reference: String, theirs: [Double], peakRSS: Int64, referencePeakRSS: Int64? = nil) {
         let seconds = Measurement.median(ours)
         let referenceSeconds = Measurement.median(theirs)
         self.workload = workload
@@ -23,6 +24,7 @@ struct BenchmarkResult: Encodable {
         self.reference_mbps = Double(bytes) / referenceSeconds / 1e6
         self.ratio = referenceSeconds / seconds
         self.peak_rss_mib = Double(peakRSS) / 1_048_576
+        self.reference_peak_rss_mib = referencePeakRSS.map { Double($0) / 1_048_576 }
     }
 
     func printLine() {

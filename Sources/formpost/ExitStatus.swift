@@ -12,13 +12,21 @@ enum ExitStatus: Int32 {
     case writeError = 23
     case readError = 26
     case timedOut = 28
+    case tlsHandshakeFailed = 35
     case sendError = 55
+    case clientCertificateProblem = 58
+    case untrustedCertificate = 60
+    case caCertificateProblem = 77
 
     /// The exit code for `error`.
     static func forError(_ error: any Error) -> ExitStatus {
         switch error {
         case is UsageError: return .usage
         case is OutputFile.Failure: return .writeError
+        case let error as ConnectionOptions.CertificateFileError:
+            return error.kind == .caCertificates ? .caCertificateProblem : .clientCertificateProblem
+        case UploadError.tlsHandshakeFailed: return .tlsHandshakeFailed
+        case UploadError.untrustedCertificate: return .untrustedCertificate
         case MultipartError.fileNotFound, MultipartError.notARegularFile, MultipartError.fileNotReadable,
              MultipartError.fileReadFailed, MultipartError.fileSizeChanged:
             return .readError

@@ -12,6 +12,7 @@ struct UploadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "upload", abstract: "Upload a form, a file or bytes (the default command).")
 
     @OptionGroup var formOptions: FormOptions
+    @OptionGroup var connection: ConnectionOptions
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send this file as the raw body (PUT unless -X says otherwise).")
     var uploadFile: String?
     @Option(name: .customLong("data-binary"), help: "Send @FILE (or a literal value) as the raw body of a POST.")
@@ -30,8 +31,6 @@ struct UploadCommand: AsyncParsableCommand {
     var limitRate: String?
     @Option(name: .customLong("max-time"), help: "The whole request's time limit in seconds.")
     var maxTime: Double?
-    @Option(name: .customLong("connect-timeout"), help: "The connection's time limit in seconds.")
-    var connectTimeout: Double?
     @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress bar or summary.")
     var silent = false
     @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the request and response heads on standard error.")
@@ -45,7 +44,14 @@ struct UploadCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            try await upload()
+            let (transport, shutdown) = try makeTransport()
+            do {
+                try await upload(with: transport)
+                await shutdown()
+            } catch {
+                await shutdown()
+                throw error
+            }
         } catch let code as ExitCode {
             throw code
         } catch {
@@ -53,11 +59,10 @@ struct UploadCommand: AsyncParsableCommand {
         }
     }
 
-    private func upload() async throws {
+    private func upload(with uploadTransport: any UploadTransport) async throws {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw UsageError("\(url) is not an http or https URL")
         }
-        guard transport == "ahc" || transport == "urlsession" else { throw UsageError("--transport \(transport): expected ahc or urlsession") }
         let rate = try limitRate.map { text -> Int64 in
             guard let value = ByteSize.parse(text), value > 0 else { throw UsageError("--limit-rate \(text): expected a size such as 500K or 10M") }
             return value
@@ -69,7 +74,7 @@ struct UploadCommand: AsyncParsableCommand {
         let (body, defaultMethod) = try requestBody()
         let requestMethod = HTTPMethod(rawValue: method ?? defaultMethod.rawValue)
         let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxBytesPerSecond: rate, timeout: maxTime)
-        let client = FormPostClient(transport: makeTransport(), requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
+        let client = FormPostClient(transport: uploadTransport, requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
         let bar = ProgressBar(enabled: !silent && !json)
         let lastSent = Mutex(Int64(0))
         let request = client.requestSerializer.request(requestMethod, target, body: body, headers: extraHeaders)
@@ -104,15 +109,21 @@ struct UploadCommand: AsyncParsableCommand {
         if json { printJSON(response: response, sent: sent, seconds: seconds) }
     }
 
-    /// The transport `--transport` and `--connect-timeout` ask for. (The process ends after
-    /// one upload, so a transport of its own is not shut down explicitly.)
-    private func makeTransport() -> any UploadTransport {
+    /// The transport `--transport` and the connection options ask for, and how to end it.
+    private func makeTransport() throws -> (transport: any UploadTransport, shutdown: @Sendable () async -> Void) {
+        guard transport == "ahc" || transport == "urlsession" else { throw UsageError("--transport \(transport): expected ahc or urlsession") }
         if transport == "urlsession" {
+            guard connection.caCertificates == nil, !connection.insecure, connection.certificate == nil, connection.proxy == nil else {
+                throw UsageError("--cacert, -k, --cert and -x need the default transport (URLSession takes trust and proxies from the system)")
+            }
             let configuration = URLSessionConfiguration.default
-            if let connectTimeout { configuration.timeoutIntervalForRequest = connectTimeout }
-            return URLSessionTransport(configuration: configuration)
+            if let connectTimeout = connection.connectTimeout { configuration.timeoutIntervalForRequest = connectTimeout }
+            let session = URLSessionTransport(configuration: configuration)
+            return (session, { session.invalidate() })
         }
-        return connectTimeout.map { AsyncHTTPClientTransport(connectTimeout: $0) } ?? AsyncHTTPClientTransport.shared
+        guard connection.isCustomized else { return (AsyncHTTPClientTransport.shared, {}) }
+        let client = AsyncHTTPClientTransport(configuration: try connection.makeConfiguration())
+        return (client, { try? await client.shutdown() })
     }
 
     /// The body and the method it implies: a form (POST), -T (PUT) or --data-binary (POST).

@@ -8,4 +8,9 @@
 const void *_Nullable cmultipart_memmem(const void *_Nonnull haystack, size_t haystack_length,
                                         const void *_Nonnull needle, size_t needle_length);
 
+/// pread(2) that only copies from the page cache: on Linux, preadv2 with RWF_NOWAIT, so
+/// it returns -1 with errno EAGAIN instead of waiting for the disk. Elsewhere it always
+/// returns -1 with errno EAGAIN (the caller reads off its thread instead).
+long cmultipart_pread_cached(int descriptor, void *_Nonnull buffer, size_t count, int64_t offset);
+
 #endif

@@ -24,6 +24,12 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
     case invalidURL(String)
     /// The connection failed during the exchange.
     case transport(String)
+    /// The TLS handshake with `host` failed for a reason other than its certificate
+    /// (no common protocol version or cipher, an alert from the server, a broken connection).
+    case tlsHandshakeFailed(host: String, reason: String)
+    /// The server's certificate was not accepted: issued by a CA that is not trusted,
+    /// expired or not yet valid, or not for `host`.
+    case untrustedCertificate(host: String, reason: String)
 
     public var description: String {
         switch self {
@@ -52,6 +58,10 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
             return "\(url) is not an http or https URL."
         case .transport(let reason):
             return "The connection failed: \(reason)."
+        case .tlsHandshakeFailed(let host, let reason):
+            return "The TLS handshake with \(host) failed: \(reason)."
+        case .untrustedCertificate(let host, let reason):
+            return "The certificate of \(host) was not accepted: \(reason). Trust its CA with --cacert FILE (TLSConfiguration.trustRoots), or skip verification with -k."
         }
     }
 }

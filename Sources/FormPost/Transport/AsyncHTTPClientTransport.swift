@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
 /// stream from the plan with a known `Content-Length`, or chunked when a stream part has
@@ -75,8 +76,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
         let deadline: NIODeadline = request.timeout.map { .now() + .nanoseconds(Int64($0 * 1e9)) } ?? .distantFuture
-        if let body = request.body, request.maxBytesPerSecond == nil, request.url.scheme?.lowercased() == "http", FileRegionBody.hasUnreadRegion(body.plan) {
-            return try await sendWithFileRegions(request, body: body, deadline: deadline)
+        if let body = request.body, request.maxBytesPerSecond == nil {
+            return try await sendThroughDelegate(request, body: body, deadline: deadline)
         }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
@@ -101,11 +102,13 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         }
     }
 
-    /// Plaintext HTTP/1.1 with file parts: the delegate API, so files go as `FileRegion`s
-    /// (sendfile) rather than through buffers.
-    private func sendWithFileRegions(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline) async throws -> UploadResponse {
+    /// A body without a rate cap: the delegate API, whose writes say when the connection
+    /// took them (so the body never runs ahead of it), and where files go as `FileRegion`s
+    /// (sendfile) on plaintext HTTP/1.1.
+    private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline) async throws -> UploadResponse {
         let eventLoop = client.eventLoopGroup.next()
-        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop)
+        let plaintext = request.url.scheme?.lowercased() == "http"
+        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, sendsFileRegions: plaintext)
         var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
         let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes) { regions.endEarly() }
@@ -146,6 +149,10 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             return UploadError.timedOut("no complete answer from \(host) in time")
         case let error as HTTPClientError where error == .cancelled:
             return CancellationError()
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return UploadError.untrustedCertificate(host: host, reason: "it is not issued for the host name \(host)")
+        case let error as NIOSSLError:
+            return TLSFailure(error).uploadError(host: host)
         case let error as NIOConnectionError:
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
                 return UploadError.cannotResolve(host: host, reason: String(describing: error.dnsAError ?? error.dnsAAAAError!))

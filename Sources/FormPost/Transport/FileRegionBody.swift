@@ -8,20 +8,31 @@ import Multipart
 import NIOCore
 import Synchronization
 
-/// A plan sent through AsyncHTTPClient's delegate API so that file parts travel without
-/// copies through user space: each file region goes to the channel as NIO `FileRegion`s
-/// (`sendfile`), in-memory bytes as coalesced buffers, streams (and regions whose content
-/// must be checked for the delimiter) as 1 MiB buffers read from the plan.
+/// A plan sent through AsyncHTTPClient's delegate API, whose writes report when the
+/// connection has taken them, so the body never runs ahead of the connection:
 ///
-/// Plaintext HTTP/1.1 only: TLS has to read the bytes to encrypt them. The files stay open
-/// until ``finish(checkingFiles:)``, which runs on the connection's event loop after the
-/// exchange is over, so no queued write can outlive its descriptor.
+/// - with `sendsFileRegions` (plaintext HTTP/1.1), file parts travel without copies through
+///   user space, as NIO `FileRegion`s (`sendfile`);
+/// - everything else (every part over TLS, where the bytes must be read to be encrypted, and
+///   over HTTP/2) goes as buffers read from the plan, at most ``writeWindow`` of them
+///   handed to the connection and not yet taken. The buffers are recycled, so the memory
+///   stays warm and bounded whatever the body's size and the server's speed.
+///
+/// The files stay open until ``finish(checkingFiles:)``, which runs on the connection's
+/// event loop after the exchange is over, so no queued write can outlive its descriptor.
 final class FileRegionBody: Sendable {
     /// The most bytes one `FileRegion` write covers, so progress advances while a large file is sent.
     static let regionSize: Int64 = 16 << 20
 
+    /// The size of each buffer read from the plan.
+    static let bufferSize = 128 << 10
+    /// How many buffers may be handed to the connection before the first is taken.
+    static let writeWindow = 4
+
     let plan: BodyPlan
     let eventLoop: any EventLoop
+    /// Whether unread file regions go as `FileRegion`s (plaintext HTTP/1.1 only).
+    let sendsFileRegions: Bool
     /// Each open file: the handle the channel sends from, a duplicate descriptor for size
     /// checks (a `NIOFileHandle` refuses a second user while the channel uses it), the region.
     private let openFiles = Mutex<[OpenFile]>([])
@@ -34,12 +45,13 @@ final class FileRegionBody: Sendable {
     private let streamEnd = Mutex<(promise: EventLoopPromise<Void>?, endedEarly: Bool)>((nil, false))
     private let changedFile = Mutex<(any Error)?>(nil)
 
-    init(plan: BodyPlan, eventLoop: any EventLoop) {
+    init(plan: BodyPlan, eventLoop: any EventLoop, sendsFileRegions: Bool) {
         self.plan = plan
         self.eventLoop = eventLoop
+        self.sendsFileRegions = sendsFileRegions
     }
 
-    /// Whether `plan` has a file region that can be sent unread, the only case this path is for.
+    /// Whether `plan` has a file region that can be sent unread by `sendfile`.
     static func hasUnreadRegion(_ plan: BodyPlan) -> Bool {
         plan.segments.contains { segment in
             if case .file(let region) = segment { return !region.needsContentCheck && region.length > 0 }
@@ -52,9 +64,19 @@ final class FileRegionBody: Sendable {
         .stream(contentLength: plan.contentLength) { writer in
             let promise = self.eventLoop.makePromise(of: Void.self)
             self.streamEnd.withLock { $0 = (promise, false) }
-            promise.completeWithTask {
-                try await self.write(to: writer)
-                self.streamEnd.withLock { $0.promise = nil }
+            let written: EventLoopFuture<Void>
+            if self.sendsFileRegions {
+                written = self.eventLoop.makeFutureWithTask { try await self.write(to: writer) }
+            } else {
+                let state = PlanByteBuffers.IteratorState(reader: self.plan.makeChunkReader(chunkSize: Self.bufferSize), chunkSize: Self.bufferSize)
+                written = EventLoopBodyPump(state: state, writer: writer, eventLoop: self.eventLoop, window: Self.writeWindow).start()
+            }
+            // The body ends once, here or in endEarly(), whichever comes first.
+            written.whenComplete { result in
+                self.streamEnd.withLock { state -> EventLoopPromise<Void>? in
+                    defer { state.promise = nil }
+                    return state.promise
+                }?.completeWith(result)
             }
             return promise.futureResult
         }
@@ -76,6 +98,7 @@ final class FileRegionBody: Sendable {
     /// Whether ``endEarly()`` ended the body before all of it was written.
     var endedEarly: Bool { streamEnd.withLock { $0.endedEarly } }
 
+    /// Writes the plan with file regions as `FileRegion`s.
     private func write(to writer: HTTPClient.Body.StreamWriter) async throws {
         var pending = ByteBuffer()
         for segment in plan.segments {
@@ -83,18 +106,28 @@ final class FileRegionBody: Sendable {
             case .bytes(let bytes):
                 pending.writeBytes(bytes)
                 if pending.readableBytes >= 1 << 20 { try await flush(&pending, to: writer) }
-            case .file(let region) where !region.needsContentCheck:
+            case .file(let region) where sendsFileRegions && !region.needsContentCheck:
                 try await flush(&pending, to: writer)
                 try await writeUnread(region, to: writer)
             case .file, .stream:
                 try await flush(&pending, to: writer)
-                let state = PlanByteBuffers.IteratorState(reader: BodyPlan(boundary: plan.boundary, segments: [segment]).makeChunkReader(chunkSize: 1 << 20), chunkSize: 1 << 20)
-                while let buffer = try await state.nextBuffer() {
-                    try await writer.write(.byteBuffer(buffer)).get()
-                }
+                try await writeRead(segment, to: writer)
             }
         }
         try await flush(&pending, to: writer)
+    }
+
+    /// Writes `segment` as recycled buffers read from the plan, keeping at most
+    /// ``writeWindow`` writes that the connection has not taken yet.
+    private func writeRead(_ segment: BodySegment, to writer: HTTPClient.Body.StreamWriter) async throws {
+        let reader = BodyPlan(boundary: plan.boundary, segments: [segment]).makeChunkReader(chunkSize: Self.bufferSize)
+        let state = PlanByteBuffers.IteratorState(reader: reader, chunkSize: Self.bufferSize)
+        var untaken: [EventLoopFuture<Void>] = []
+        while let buffer = try await state.nextBuffer() {
+            untaken.append(writer.write(.byteBuffer(buffer)))
+            if untaken.count >= Self.writeWindow { try await untaken.removeFirst().get() }
+        }
+        for write in untaken { try await write.get() }
     }
 
     private func flush(_ pending: inout ByteBuffer, to writer: HTTPClient.Body.StreamWriter) async throws {
@@ -170,3 +203,4 @@ final class FileRegionBody: Sendable {
         }
     }
 }
+

@@ -42,12 +42,20 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
     }
 
     /// The reader and its scratch memory, released with the iterator.
+    ///
+    /// Buffers are recycled: the state keeps the last few it handed out and writes into one
+    /// again once the channel has let go of it (`ByteBuffer.clear()` reuses storage that is
+    /// no longer shared, and allocates only when it still is). Fresh memory costs a page
+    /// fault per 4 KiB on first touch; recycled memory is warm and stays in the cache.
     final class IteratorState {
         let reader: BodyChunkReader
         let chunkSize: Int
         let allocator = ByteBufferAllocator()
         let started = DispatchTime.now().uptimeNanoseconds
         private var scratch: UnsafeMutableRawBufferPointer?
+        /// The buffers handed out last, oldest first, to be written into again.
+        private var recycled: [ByteBuffer] = []
+        private static let recycledCount = 4
 
         init(reader: BodyChunkReader, chunkSize: Int) {
             self.reader = reader
@@ -56,16 +64,14 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
 
         deinit { scratch?.deallocate() }
 
+        /// The next buffer of the body, or nil at its end. File reads may block the thread.
         func nextBuffer() async throws -> ByteBuffer? {
             try Task.checkCancellation()
             guard !reader.isFinished else { return nil }
-            var buffer = allocator.buffer(capacity: chunkSize)
-            let size = chunkSize
+            var buffer = takeBuffer()
+            defer { recycled.append(buffer) }
             let reader = self.reader
-            let count = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { memory in
-                try reader.readWithoutSuspending(into: UnsafeMutableRawBufferPointer(rebasing: memory[0..<size]))
-            }
-            if count > 0 { return buffer }
+            if try fill(&buffer, with: { try reader.readWithoutSuspending(into: $0) }) > 0 { return buffer }
             guard !reader.isFinished else { return nil }
             let memory = scratch ?? UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
             scratch = memory
@@ -73,6 +79,34 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
             guard awaited > 0 else { return nil }
             buffer.writeBytes(UnsafeRawBufferPointer(rebasing: memory[0..<awaited]))
             return buffer
+        }
+
+        /// The next buffer read without blocking the thread (file bytes only from the page
+        /// cache), or nil where nothing can be read so: at the end (``isFinished``), or where
+        /// the next bytes must come from the disk or a stream (then call ``nextBuffer()``).
+        func nextBufferWithoutBlocking() throws -> ByteBuffer? {
+            guard !reader.isFinished else { return nil }
+            var buffer = takeBuffer()
+            defer { recycled.append(buffer) }
+            let reader = self.reader
+            return try fill(&buffer, with: { try reader.readCachedWithoutSuspending(into: $0) }) > 0 ? buffer : nil
+        }
+
+        /// Whether the whole body has been read.
+        var isFinished: Bool { reader.isFinished }
+
+        /// The oldest recycled buffer, emptied (reusing its memory if no one else holds it), or a new one.
+        private func takeBuffer() -> ByteBuffer {
+            var buffer = recycled.count == Self.recycledCount ? recycled.removeFirst() : allocator.buffer(capacity: chunkSize)
+            buffer.clear()
+            return buffer
+        }
+
+        private func fill(_ buffer: inout ByteBuffer, with read: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
+            let size = chunkSize
+            return try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { memory in
+                try read(UnsafeMutableRawBufferPointer(rebasing: memory[0..<size]))
+            }
         }
 
         /// Sleeps until sending `sent` bytes at `rate` bytes per second would be due.

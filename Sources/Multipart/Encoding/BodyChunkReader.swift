@@ -68,13 +68,27 @@ public final class BodyChunkReader {
     /// suspending; it stops early where the next bytes must be awaited from a stream (then
     /// call ``read(into:)``) or at the end (``isFinished``). Returns the count written.
     public func readWithoutSuspending(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try fill(buffer, cachedOnly: false)
+    }
+
+    /// Fills `buffer` as ``readWithoutSuspending(into:)`` does, taking file bytes only from
+    /// the page cache: it also stops early where the next file bytes would have to wait for
+    /// the disk (then read them with ``readWithoutSuspending(into:)`` on a thread that may
+    /// block). So it never blocks, and can run on an event loop.
+    package func readCachedWithoutSuspending(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try fill(buffer, cachedOnly: true)
+    }
+
+    private func fill(_ buffer: UnsafeMutableRawBufferPointer, cachedOnly: Bool) throws -> Int {
         var filled = 0
         while filled < buffer.count, segmentIndex < segments.count {
             let target = UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])
             let count: Int
             switch segments[segmentIndex] {
             case .bytes(let bytes): count = copy(from: bytes, into: target)
-            case .file(let region): count = try produce(region, into: target)
+            case .file(let region):
+                guard let produced = try produce(region, into: target, cachedOnly: cachedOnly) else { return filled }
+                count = produced
             case .stream:
                 guard stream != nil, pendingOffset < pending.count else { return filled }
                 count = copyPending(into: target)
@@ -114,7 +128,8 @@ public final class BodyChunkReader {
         return count
     }
 
-    private func produce(_ region: FileRegion, into target: UnsafeMutableRawBufferPointer) throws -> Int {
+    /// Reads the region's next bytes into `target`; nil when `cachedOnly` and they are not cached.
+    private func produce(_ region: FileRegion, into target: UnsafeMutableRawBufferPointer, cachedOnly: Bool) throws -> Int? {
         let remaining = region.length - offset
         guard remaining > 0 else { return 0 }
         if file == nil {
@@ -123,7 +138,8 @@ public final class BodyChunkReader {
         }
         let want = Int(min(Int64(target.count), remaining))
         let slice = UnsafeMutableRawBufferPointer(rebasing: target[0..<want])
-        let count = file!.read(into: slice, at: region.offset + offset)
+        let count = cachedOnly ? file!.readCached(into: slice, at: region.offset + offset) : file!.read(into: slice, at: region.offset + offset)
+        if count < 0, cachedOnly, errno == EAGAIN { return nil }
         if count < 0 {
             throw MultipartError.fileReadFailed(part: region.part, path: region.path, errno: errno)
         }

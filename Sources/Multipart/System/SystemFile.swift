@@ -73,6 +73,13 @@ struct SystemFile {
         }
     }
 
+    /// Reads like ``read(into:at:)``, but only what the page cache holds: -1 with `errno`
+    /// `EAGAIN` where the bytes would have to wait for the disk (always so off Linux).
+    func readCached(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        return cmultipart_pread_cached(descriptor, base, buffer.count, offset)
+    }
+
     /// Writes all of `buffer`, retrying on EINTR and short writes. Returns false with `errno` set on failure.
     func writeAll(_ buffer: UnsafeRawBufferPointer) -> Bool {
         var done = 0

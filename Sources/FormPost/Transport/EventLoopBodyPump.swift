@@ -1,0 +1,111 @@
+import AsyncHTTPClient
+import NIOCore
+
+/// Writes a body to AsyncHTTPClient's stream writer from the connection's own event loop:
+/// it reads the next buffer when the connection has taken an earlier one, with at most
+/// `window` buffers handed over and not yet taken. Bytes in memory and file bytes the page
+/// cache holds are read right there, without blocking (`preadv2` with `RWF_NOWAIT`); bytes
+/// that must come from the disk or from a stream are read by a task off the loop, and the
+/// pump goes on when they are in.
+///
+/// Keeping production on the connection's thread is what makes TLS uploads cheap: no
+/// wake-up of another thread per buffer, and each buffer is encrypted by the core that
+/// just filled it, while it is still in that core's cache.
+///
+/// Its state belongs to the event loop: every method but ``start()`` runs there.
+final class EventLoopBodyPump: @unchecked Sendable {
+    private let state: PlanByteBuffers.IteratorState
+    private let writer: HTTPClient.Body.StreamWriter
+    private let eventLoop: any EventLoop
+    private let window: Int
+    private let done: EventLoopPromise<Void>
+    /// Buffers handed to the writer whose write has not completed.
+    private var untaken = 0
+    /// Whether a task off the loop is reading the next buffer.
+    private var readingOffLoop = false
+    private var ended = false
+
+    init(state: PlanByteBuffers.IteratorState, writer: HTTPClient.Body.StreamWriter, eventLoop: any EventLoop, window: Int) {
+        self.state = state
+        self.writer = writer
+        self.eventLoop = eventLoop
+        self.window = window
+        done = eventLoop.makePromise(of: Void.self)
+    }
+
+    /// Starts writing; the future completes on the event loop once the last buffer has been
+    /// handed to the writer (so that AsyncHTTPClient ends the body right behind it), or
+    /// fails with the first error of a read or a write.
+    func start() -> EventLoopFuture<Void> {
+        eventLoop.execute { self.pump() }
+        return done.futureResult
+    }
+
+    private func pump() {
+        while !ended, !readingOffLoop, untaken < window {
+            let buffer: ByteBuffer?
+            do {
+                buffer = try state.nextBufferWithoutBlocking()
+            } catch {
+                return end(.failure(error))
+            }
+            if let buffer {
+                write(buffer)
+            } else if state.isFinished {
+                return end(.success(()))
+            } else {
+                return readOffLoop()
+            }
+        }
+    }
+
+    private func write(_ buffer: ByteBuffer) {
+        untaken += 1
+        writer.write(.byteBuffer(buffer)).hop(to: eventLoop).whenComplete { result in
+            self.untaken -= 1
+            switch result {
+            case .success:
+                // Not inline: a write the connection takes at once completes at once, and
+                // pumping from here would recurse once per buffer.
+                self.eventLoop.execute { self.pump() }
+            case .failure(let error):
+                self.end(.failure(error))
+            }
+        }
+    }
+
+    /// Reads the next buffer on a task that may block, then goes on pumping on the loop.
+    private func readOffLoop() {
+        readingOffLoop = true
+        let state = UncheckedState(state: state)
+        Task {
+            let result: Result<ByteBuffer?, any Error>
+            do {
+                result = .success(try await state.state.nextBuffer())
+            } catch {
+                result = .failure(error)
+            }
+            self.eventLoop.execute {
+                self.readingOffLoop = false
+                switch result {
+                case .success(let buffer):
+                    if let buffer { self.write(buffer) }
+                    self.pump()
+                case .failure(let error):
+                    self.end(.failure(error))
+                }
+            }
+        }
+    }
+
+    private func end(_ result: Result<Void, any Error>) {
+        guard !ended else { return }
+        ended = true
+        done.completeWith(result)
+    }
+
+    /// The iterator state, handed to the reading task while the loop leaves it alone.
+    private struct UncheckedState: @unchecked Sendable {
+        let state: PlanByteBuffers.IteratorState
+    }
+}

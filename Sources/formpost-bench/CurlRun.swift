@@ -1,0 +1,49 @@
+import Foundation
+
+/// One run of `curl -s -o /dev/null` with `arguments`: the status, the HTTP version it
+/// used, and its peak resident set size.
+struct CurlRun {
+    let status: String
+    let httpVersion: String
+    let peakRSS: Int64
+
+    init(arguments: [String]) throws {
+        var child: pid_t = 0
+        let output = Pipe()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, output.fileHandleForWriting.fileDescriptor, 1)
+        let argv = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{http_version}"] + arguments
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let spawned = posix_spawnp(&child, "curl", &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw BenchmarkFailure("cannot start curl: \(String(cString: strerror(spawned)))") }
+        try output.fileHandleForWriting.close()
+        // wait4's ru_maxrss would report this process's size (a child spawned with a shared
+        // address space inherits it): sample the child's own high-water mark instead.
+        var peak: Int64 = 0
+        var status: Int32 = 0
+        while true {
+            peak = max(peak, Self.highWaterMark(of: child))
+            let waited = waitpid(child, &status, WNOHANG)
+            if waited == child || (waited < 0 && errno != EINTR) { break }
+            usleep(2_000)
+        }
+        peakRSS = peak
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let fields = text.split(separator: " ")
+        self.status = fields.first.map(String.init) ?? ""
+        httpVersion = fields.dropFirst().first.map(String.init) ?? ""
+    }
+
+    /// `VmHWM` of a running curl, in bytes (0 before it runs curl's image, or once it has exited).
+    private static func highWaterMark(of process: pid_t) -> Int64 {
+        guard let name = try? String(contentsOfFile: "/proc/\(process)/comm", encoding: .utf8), name.hasPrefix("curl") else { return 0 }
+        guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return (line.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0) * 1024
+        }
+        return 0
+    }
+}
