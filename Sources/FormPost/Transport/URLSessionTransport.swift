@@ -36,10 +36,21 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Whether every body is uploaded from a file.
     public let uploadsFromFile: Bool
 
-    /// Creates a transport with its own session on `configuration`.
-    public init(configuration: URLSessionConfiguration = .default, inMemoryLimit: Int64 = 10_000_000, uploadsFromFile: Bool = false) {
+    /// Answers an authentication challenge: server trust (custom roots or pinning, on Apple
+    /// platforms), a client certificate, HTTP authentication.
+    public typealias ChallengeHandler = @Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
+    private let challengeHandler: ChallengeHandler?
+
+    /// Creates a transport with its own session on `configuration` (timeouts, proxies in
+    /// `connectionProxyDictionary`, TLS versions, cookies and caches as URLSession has them).
+    /// `challengeHandler` answers authentication challenges, session-wide and per task;
+    /// without one URLSession's default handling applies (the system's trust store).
+    /// FoundationNetworking on Linux verifies servers against the system's trust store only.
+    public init(configuration: URLSessionConfiguration = .default, inMemoryLimit: Int64 = 10_000_000, uploadsFromFile: Bool = false,
+                challengeHandler: ChallengeHandler? = nil) {
         self.inMemoryLimit = inMemoryLimit
         self.uploadsFromFile = uploadsFromFile
+        self.challengeHandler = challengeHandler
         super.init()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -133,6 +144,18 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         if let (reporter, delta) = progress, delta > 0 { reporter.add(Int(delta)) }
     }
 
+    public func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+                           completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        let (disposition, credential) = challengeHandler?(challenge) ?? (.performDefaultHandling, nil)
+        completionHandler(disposition, credential)
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                           completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        let (disposition, credential) = challengeHandler?(challenge) ?? (.performDefaultHandling, nil)
+        completionHandler(disposition, credential)
+    }
+
     public func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         completionHandler(nil)
     }
@@ -178,6 +201,14 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         case .timedOut: return UploadError.timedOut("no complete answer from \(host) in time")
         case .cannotFindHost, .dnsLookupFailed: return UploadError.cannotResolve(host: host, reason: urlError.localizedDescription)
         case .cannotConnectToHost: return UploadError.cannotConnect(host: host, port: port, reason: urlError.localizedDescription)
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            return UploadError.untrustedCertificate(host: host, reason: urlError.localizedDescription)
+        case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
+            return UploadError.tlsHandshakeFailed(host: host, reason: urlError.localizedDescription)
+        case .unknown where urlError.localizedDescription.hasPrefix("SSL certificate problem"):
+            // FoundationNetworking reports libcurl's failed verification with no code of its
+            // own, only libcurl's message.
+            return UploadError.untrustedCertificate(host: host, reason: urlError.localizedDescription)
         default: return UploadError.transport(urlError.localizedDescription)
         }
     }
