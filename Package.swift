@@ -72,6 +72,8 @@ let package = Package(
             name: "FormPostTests",
             dependencies: [
                 "Multipart", "FormPost", "FormPostServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -31,6 +31,25 @@ func formpost(_ arguments: [String], input: Data = Data()) throws -> CommandResu
     return CommandResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
 }
 
+/// Runs `formpost` with `arguments`, sampling its resident set every 20 ms; returns the
+/// exit status and the largest resident set seen, in MiB.
+func formpostPeakRSS(_ arguments: [String]) throws -> (status: Int32, peakMiB: Int) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: formpostBinary)
+    process.arguments = arguments
+    try process.run()
+    var peak = 0
+    while process.isRunning {
+        if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+           let kib = Int(line.split(separator: " ").dropFirst().first ?? "") {
+            peak = max(peak, kib / 1024)
+        }
+        usleep(20_000)
+    }
+    return (process.terminationStatus, peak)
+}
+
 /// A part as the independent parsers report it.
 struct ParsedByPeer: Codable, Equatable {
     let name: String
@@ -169,22 +188,7 @@ struct CommandLineTests {
         let path = try directory.file("large.bin", size: 120_000_000)
         let server = try TestServer()
         let (status, peakMiB) = try await server.run { base in
-            try await offPool { () -> (Int32, Int) in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: formpostBinary)
-                process.arguments = ["-s", "-o", "/dev/null", "-F", "big=@\(path)", base.appendingPathComponent("slow").absoluteString]
-                try process.run()
-                var peak = 0
-                while process.isRunning {
-                    if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-                       let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-                       let kib = Int(line.split(separator: " ").dropFirst().first ?? "") {
-                        peak = max(peak, kib / 1024)
-                    }
-                    usleep(20_000)
-                }
-                return (process.terminationStatus, peak)
-            }
+            try await offPool { try formpostPeakRSS(["-s", "-o", "/dev/null", "-F", "big=@\(path)", base.appendingPathComponent("slow").absoluteString]) }
         }
         #expect(status == 0)
         print("bounded-memory: client peak \(peakMiB) MiB")

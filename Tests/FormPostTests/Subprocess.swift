@@ -56,6 +56,20 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 
 /// A plain TCP client for sending bytes a well-behaved HTTP client never would.
 enum RawSocket {
+    /// Whether something accepts connections on 127.0.0.1:`port`.
+    static func connects(port: Int) throws -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
     /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes without waiting for an answer.
     static func sendAndClose(port: Int, bytes: [UInt8]) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -1,0 +1,164 @@
+import AsyncHTTPClient
+import Foundation
+import FormPost
+import FormPostServer
+import Multipart
+import NIOSSL
+import Testing
+
+/// Uploads over real TLS: nginx from Debian terminates it with certificates openssl made
+/// for the test, in front of the test server's receiver on 127.0.0.1.
+@Suite("HTTPS through nginx")
+struct HTTPSTests {
+    /// A TLS front on the test server, with its certificates, for one test.
+    struct Front {
+        let fixtures: TLSFixtures
+        let nginx: NginxFront
+        let base: URL
+
+        /// `https://localhost:PORT/PATH` on the port serving `certificate`.
+        func url(_ path: String, port: Int? = nil) -> String {
+            "https://localhost:\(port ?? nginx.port)/\(path)"
+        }
+    }
+
+    /// Runs `body` with a TLS front on a fresh test server.
+    private func withFront<T: Sendable>(_ body: @Sendable (Front) async throws -> T) async throws -> T {
+        let fixtures = try TLSFixtures()
+        let server = try TestServer()
+        return try await server.run { base in
+            let nginx = try NginxFront(fixtures: fixtures, upstreamPort: base.port ?? 0)
+            defer { nginx.stop() }
+            return try await body(Front(fixtures: fixtures, nginx: nginx, base: base))
+        }
+    }
+
+    @Test("formpost --cacert uploads byte-exact over HTTP/2 and HTTP/1.1, on the protocol asked, as curl does",
+          arguments: [("--http2", "HTTP/2.0"), ("--http1.1", "HTTP/1.1")])
+    func commandUploads(flag: String, expectedProtocol: String) async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("photo.bin", size: 3_000_000, seed: 9)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let (ours, curl, protocols) = try await withFront { front in
+            let arguments = ["-s", "--cacert", front.fixtures.caPath, flag, "-F", "title=hi", "-F", "photo=@\(path)", front.url("upload")]
+            let ours = try await offPool { try formpost(arguments) }
+            let curl = try await offPool { try Subprocess.runForBytes("curl", arguments) }
+            return (ours, curl, front.nginx.protocolsLogged)
+        }
+        #expect(ours.status == 0, "\(ours.stderr)")
+        for answer in [ours.stdout, curl] {
+            let receipt = try JSONDecoder().decode(Receipt.self, from: answer)
+            #expect(receipt.fields == [.init(name: "title", value: "hi")])
+            #expect(receipt.files.map(\.sha256) == [expected])
+            #expect(receipt.files.map(\.size) == [3_000_000])
+        }
+        #expect(protocols == [expectedProtocol, expectedProtocol], "nginx logged \(protocols)")
+    }
+
+    /// A TLS case: which certificate the server presents, what the client adds, and what
+    /// curl and formpost must both end with.
+    struct TrustCase: Sendable, CustomTestStringConvertible {
+        enum Certificate: Sendable { case valid, expired, wrongHost, untrusted }
+        let name: String
+        let certificate: Certificate
+        let options: @Sendable (TLSFixtures) -> [String]
+        let exitCode: Int32
+        let message: String?
+        var testDescription: String { name }
+    }
+
+    static let trustCases: [TrustCase] = [
+        TrustCase(name: "a CA the system does not trust", certificate: .valid, options: { _ in [] }, exitCode: 60, message: "was not accepted"),
+        TrustCase(name: "the same, trusted with --cacert", certificate: .valid, options: { ["--cacert", $0.caPath] }, exitCode: 0, message: nil),
+        TrustCase(name: "an expired certificate", certificate: .expired, options: { ["--cacert", $0.caPath] }, exitCode: 60, message: "was not accepted"),
+        TrustCase(name: "a certificate for another host", certificate: .wrongHost, options: { ["--cacert", $0.caPath] }, exitCode: 60,
+                  message: "it is not issued for the host name localhost"),
+        TrustCase(name: "a certificate from an untrusted CA", certificate: .untrusted, options: { ["--cacert", $0.caPath] }, exitCode: 60, message: "was not accepted"),
+        TrustCase(name: "the same with -k", certificate: .untrusted, options: { _ in ["-k"] }, exitCode: 0, message: nil),
+        TrustCase(name: "an expired certificate with -k", certificate: .expired, options: { _ in ["-k"] }, exitCode: 0, message: nil),
+    ]
+
+    @Test("certificates are checked as curl checks them, with its exit codes and a sentence naming the cause", arguments: trustCases)
+    func trust(_ trustCase: TrustCase) async throws {
+        let (ours, curlStatus) = try await withFront { front in
+            let port: Int
+            switch trustCase.certificate {
+            case .valid: port = front.nginx.port
+            case .expired: port = front.nginx.expiredPort
+            case .wrongHost: port = front.nginx.wrongHostPort
+            case .untrusted: port = front.nginx.untrustedPort
+            }
+            let arguments = ["-s", "--max-time", "20"] + trustCase.options(front.fixtures) + ["-F", "a=1", front.url("digest", port: port)]
+            let ours = try await offPool { try formpost(arguments) }
+            let curl = try await offPool { () -> Int32 in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["curl", "-o", "/dev/null"] + arguments
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            return (ours, curl)
+        }
+        #expect(curlStatus == trustCase.exitCode, "curl exited \(curlStatus)")
+        #expect(ours.status == trustCase.exitCode, "\(ours.stderr)")
+        if let message = trustCase.message {
+            #expect(ours.stderr.contains(message), "\(ours.stderr)")
+            #expect(ours.stderr.contains("--cacert"), "the message says how to trust a CA: \(ours.stderr)")
+        }
+    }
+
+    @Test("the URLSession transport refuses a certificate the system does not trust, with exit code 60")
+    func urlSessionTrust() async throws {
+        let result = try await withFront { front in
+            try await offPool { try formpost(["-s", "--transport", "urlsession", "-F", "a=1", front.url("digest")]) }
+        }
+        #expect(result.status == 60, "\(result.stderr)")
+    }
+
+    @Test("the library uploads over HTTPS with a configuration of its own, or with the application's HTTPClient")
+    func libraryConfiguration() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 2_000_000)
+        let expected = try await form.plan().encodedData()
+        try await withFront { front in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(front.fixtures.caPath)
+            var configuration = HTTPClient.Configuration()
+            configuration.tlsConfiguration = tls
+            for version in [HTTPClient.Configuration.HTTPVersion.automatic, .http1Only] {
+                configuration.httpVersion = version
+                let transport = AsyncHTTPClientTransport(configuration: configuration)
+                let response = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
+                try await transport.shutdown()
+                let digest = try JSONDecoder().decode(Digest.self, from: Data(response.body))
+                #expect(digest.sha256 == sha256Hex(expected) && digest.length == expected.count)
+            }
+            configuration.redirectConfiguration = .disallow
+            let appClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            let transport = AsyncHTTPClientTransport(client: appClient)
+            let response = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
+            try await transport.shutdown()
+            // The transport did not shut the application's client down: it still works.
+            let again = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
+            try await appClient.shutdown()
+            for answer in [response, again] {
+                #expect(try JSONDecoder().decode(Digest.self, from: Data(answer.body)).sha256 == sha256Hex(expected))
+            }
+            #expect(front.nginx.protocolsLogged == ["HTTP/2.0", "HTTP/1.1", "HTTP/1.1", "HTTP/1.1"])
+        }
+    }
+
+    @Test("over TLS the client's memory stays bounded against a slow reader, on HTTP/1.1 and HTTP/2", arguments: ["--http1.1", "--http2"])
+    func boundedMemory(flag: String) async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("large.bin", size: 120_000_000)
+        let (status, peakMiB) = try await withFront { front in
+            try await offPool { try formpostPeakRSS(["-s", "-o", "/dev/null", "--cacert", front.fixtures.caPath, flag, "-F", "big=@\(path)", front.url("slow")]) }
+        }
+        #expect(status == 0)
+        print("bounded-memory over TLS \(flag): client peak \(peakMiB) MiB")
+        #expect(peakMiB > 0 && peakMiB < 64, "the client peaked at \(peakMiB) MiB while sending 120 MB over TLS to a slow reader")
+    }
+}

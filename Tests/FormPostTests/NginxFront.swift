@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// nginx from Debian in front of a test server on 127.0.0.1: TLS terminated with the
+/// fixtures' certificates, request bodies streamed on to the upstream unbuffered. Each
+/// port serves one certificate: ``port`` the valid one (HTTP/2 by ALPN, else HTTP/1.1),
+/// ``expiredPort``, ``wrongHostPort`` and ``untrustedPort`` the others. The access log
+/// records each request's protocol (``protocolsLogged``).
+final class NginxFront: Sendable {
+    let port: Int
+    let expiredPort: Int
+    let wrongHostPort: Int
+    let untrustedPort: Int
+    private let directory: String
+    private let process: Process
+
+    init(fixtures: TLSFixtures, upstreamPort: Int) throws {
+        directory = fixtures.directory + "/nginx"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        port = try freePort()
+        expiredPort = try freePort()
+        wrongHostPort = try freePort()
+        untrustedPort = try freePort()
+        func server(_ port: Int, _ certificate: String, http2: Bool) -> String {
+            """
+              server {
+                listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
+                ssl_certificate \(certificate);
+                ssl_certificate_key \(fixtures.keyPath);
+                client_max_body_size 0;
+                location / {
+                  proxy_pass http://127.0.0.1:\(upstreamPort);
+                  proxy_http_version 1.1;
+                  proxy_request_buffering off;
+                  proxy_set_header Connection "";
+                }
+              }
+
+            """
+        }
+        let configuration = """
+        worker_processes 1;
+        error_log \(directory)/error.log;
+        pid \(directory)/nginx.pid;
+        events { worker_connections 256; }
+        http {
+          log_format protocols '$server_protocol';
+          access_log \(directory)/access.log protocols;
+          client_body_temp_path \(directory)/body;
+          proxy_temp_path \(directory)/proxy;
+        \(server(port, fixtures.certificatePath, http2: true))\(server(expiredPort, fixtures.expiredCertificatePath, http2: false))\
+        \(server(wrongHostPort, fixtures.wrongHostCertificatePath, http2: false))\(server(untrustedPort, fixtures.untrustedCertificatePath, http2: false))
+        }
+        """
+        try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["nginx", "-p", directory, "-c", directory + "/nginx.conf", "-g", "daemon off;"]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for port in [port, expiredPort, wrongHostPort, untrustedPort] { try waitUntilListening(port) }
+    }
+
+    deinit { stop() }
+
+    /// Stops nginx.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// The protocol of every request so far, in order (`HTTP/2.0`, `HTTP/1.1`).
+    var protocolsLogged: [String] {
+        ((try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    private func waitUntilListening(_ port: Int) throws {
+        for _ in 0..<200 {
+            if (try? RawSocket.connects(port: port)) == true { return }
+            usleep(25_000)
+        }
+        let log = (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? ""
+        throw Subprocess.Failure(description: "nginx did not listen on \(port): \(log)")
+    }
+}
+
+/// A port on 127.0.0.1 that nothing listens on now (the kernel's choice of an ephemeral one).
+func freePort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw Subprocess.Failure(description: "bind failed") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}

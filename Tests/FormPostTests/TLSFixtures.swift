@@ -1,0 +1,59 @@
+import Foundation
+
+/// Certificates made by openssl for one test, in a temporary directory: a CA, and server
+/// certificates signed by it — for `localhost` and `127.0.0.1` (valid), expired, and for
+/// another host name — plus one for `localhost` signed by a CA nobody trusts. All share one
+/// key. Nothing touches the system's trust store.
+final class TLSFixtures: Sendable {
+    let directory: String
+    /// The trusted CA's certificate (what `--cacert` names).
+    var caPath: String { directory + "/ca.pem" }
+    /// The servers' private key.
+    var keyPath: String { directory + "/server.key" }
+    /// A valid certificate for `localhost` and `127.0.0.1`.
+    var certificatePath: String { directory + "/server.pem" }
+    /// The same names, expired yesterday.
+    var expiredCertificatePath: String { directory + "/expired.pem" }
+    /// A valid certificate for `elsewhere.invalid` only.
+    var wrongHostCertificatePath: String { directory + "/wrong-host.pem" }
+    /// A certificate for `localhost` signed by another CA.
+    var untrustedCertificatePath: String { directory + "/untrusted.pem" }
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "formpost-tls-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        try openssl(["req", "-x509"] + ec + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=FormPost Test CA"])
+        try openssl(["req", "-x509"] + ec + ["-keyout", "other-ca.key", "-out", "other-ca.pem", "-days", "2", "-subj", "/CN=Untrusted Test CA"])
+        try openssl(["req"] + ec + ["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"])
+        try sign(names: "DNS:localhost,IP:127.0.0.1", days: "2", ca: "ca", output: "server.pem")
+        try sign(names: "DNS:localhost,IP:127.0.0.1", days: "-1", ca: "ca", output: "expired.pem")
+        try sign(names: "DNS:elsewhere.invalid", days: "2", ca: "ca", output: "wrong-host.pem")
+        try sign(names: "DNS:localhost,IP:127.0.0.1", days: "2", ca: "other-ca", output: "untrusted.pem")
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    private func sign(names: String, days: String, ca: String, output: String) throws {
+        let extensions = output + ".cnf"
+        try "subjectAltName=\(names)\n".write(toFile: directory + "/" + extensions, atomically: true, encoding: .utf8)
+        try openssl(["x509", "-req", "-in", "server.csr", "-CA", ca + ".pem", "-CAkey", ca + ".key", "-CAcreateserial",
+                     "-out", output, "-days", days, "-extfile", extensions])
+    }
+
+    private func openssl(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Subprocess.Failure(description: "openssl \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: message, as: UTF8.self))")
+        }
+    }
+}
