@@ -1,8 +1,12 @@
 import Hummingbird
+import HummingbirdHTTP2
 import Logging
 import NIOCore
+import NIOSSL
 
-/// An HTTP server running an ``UploadReceiver`` on `host:port` (port 0 picks a free one).
+/// An HTTP server running an ``UploadReceiver`` on `host:port` (port 0 picks a free one):
+/// plaintext HTTP/1.1, or with a TLS configuration HTTPS — HTTP/2 for clients that offer
+/// it by ALPN, HTTP/1.1 for the others.
 public struct UploadServer: Sendable {
     /// The receiver that answers every request.
     public let receiver: UploadReceiver
@@ -12,18 +16,51 @@ public struct UploadServer: Sendable {
     public let port: Int
     /// The level of the HTTP server's own log messages (the receiver logs one line per request).
     public let serverLogLevel: Logger.Level
+    /// TLS for HTTPS, or nil for plaintext HTTP/1.1.
+    public let tlsConfiguration: TLSConfiguration?
 
-    /// Creates a server for `receiver` on `host:port`.
-    public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning) {
+    /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
+    /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS.
+    public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
+                tlsConfiguration: TLSConfiguration? = nil) {
         self.receiver = receiver
         self.host = host
         self.port = port
         self.serverLogLevel = serverLogLevel
+        self.tlsConfiguration = tlsConfiguration
+    }
+
+    /// A server TLS configuration from PEM files — a certificate chain (the server's own
+    /// first) and its private key — checked now: each file must hold what it should, and
+    /// the key must belong to the first certificate.
+    ///
+    /// - Throws: ``ServerTLSError``.
+    public static func serverTLSConfiguration(certificateChainPath: String, privateKeyPath: String) throws -> TLSConfiguration {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateChainPath)
+        } catch {
+            throw ServerTLSError.unreadableCertificate(path: certificateChainPath)
+        }
+        guard !chain.isEmpty else { throw ServerTLSError.unreadableCertificate(path: certificateChainPath) }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: privateKeyPath, format: .pem)
+        } catch {
+            throw ServerTLSError.unreadablePrivateKey(path: privateKeyPath)
+        }
+        let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        guard (try? NIOSSLContext(configuration: configuration)) != nil else {
+            throw ServerTLSError.keyDoesNotMatch(certificatePath: certificateChainPath, keyPath: privateKeyPath)
+        }
+        return configuration
     }
 
     /// The Hummingbird application; run it with `runService()` (stops on SIGINT/SIGTERM) or
     /// `run()` inside a task that is cancelled to stop it. `onStarted` receives the bound port.
-    public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+    ///
+    /// - Throws: an error from NIOSSL when the TLS configuration cannot be used.
+    public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let receiver = self.receiver
         let responder = CallbackResponder<BasicRequestContext> { request, context in
             await receiver.respond(to: request, context: context)
@@ -32,6 +69,7 @@ public struct UploadServer: Sendable {
         logger.logLevel = serverLogLevel
         return Application(
             responder: responder,
+            server: try tlsConfiguration.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(address: .hostname(host, port: port), serverName: "formpost"),
             onServerRunning: { channel in await onStarted(channel.localAddress?.port ?? 0) },
             logger: logger

@@ -35,7 +35,7 @@ struct DemoCommand: AsyncParsableCommand {
         quiet.logLevel = .warning
         let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: storage), logger: quiet)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical).application { port in portContinuation.yield(port) }
+        let app = try UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical).application { port in portContinuation.yield(port) }
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
             defer { group.cancelAll() }

@@ -3,6 +3,7 @@ import Foundation
 import FormPostServer
 import Hummingbird
 import Logging
+import NIOSSL
 
 /// `formpost serve`: receives multipart uploads and stores files under `--dir`.
 struct ServeCommand: AsyncParsableCommand {
@@ -20,6 +21,10 @@ struct ServeCommand: AsyncParsableCommand {
     var maxFileSize = "10G"
     @Option(name: .customLong("max-parts"), help: "The most parts in a form.")
     var maxParts = 1000
+    @Option(name: .customLong("tls-cert"), help: "Serve HTTPS with this PEM certificate chain (HTTP/2 by ALPN, else HTTP/1.1); needs --tls-key.")
+    var tlsCertificate: String?
+    @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert.")
+    var tlsKey: String?
 
     func run() async throws {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
@@ -32,9 +37,23 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw fail(UsageError("cannot use \(dir): \(error.localizedDescription)"))
         }
+        let tls: TLSConfiguration?
+        switch (tlsCertificate, tlsKey) {
+        case (nil, nil):
+            tls = nil
+        case (let certificate?, let key?):
+            do {
+                tls = try UploadServer.serverTLSConfiguration(certificateChainPath: certificate, privateKeyPath: key)
+            } catch {
+                throw fail(UsageError("--tls-cert/--tls-key: \(error)"))
+            }
+        default:
+            throw fail(UsageError("--tls-cert and --tls-key go together"))
+        }
         let directory = dir
-        let app = UploadServer(receiver: receiver, host: host, port: port).application { boundPort in
-            FileHandle.standardError.write(Data("formpost: receiving on http://\(host):\(boundPort)/, storing files in \(directory) (Ctrl-C stops)\n".utf8))
+        let scheme = tls == nil ? "http" : "https"
+        let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls).application { boundPort in
+            FileHandle.standardError.write(Data("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory) (Ctrl-C stops)\n".utf8))
         }
         try await app.runService()
     }

@@ -1,0 +1,100 @@
+import Foundation
+import FormPostServer
+import Logging
+import Testing
+
+/// `formpost serve`'s receiver over TLS, HTTP/2 by ALPN and HTTP/1.1, with certificates
+/// openssl made for the test; formpost, curl and Python requests as clients.
+@Suite("Receiver over TLS")
+struct TLSServerTests {
+    /// Runs an HTTPS receiver storing into a new directory, and `body` with its port.
+    private func withServer<T: Sendable>(_ fixtures: TLSFixtures, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+        let directory = try SampleDirectory()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: logger)
+        let tls = try UploadServer.serverTLSConfiguration(certificateChainPath: fixtures.certificatePath, privateKeyPath: fixtures.keyPath)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = try UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls).application { continuation.yield($0) }
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await app.run()
+                return nil
+            }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CancellationError() }
+            let result = try await body(port)
+            group.cancelAll()
+            return result
+        }
+    }
+
+    @Test("formpost, curl and Python requests upload over HTTP/2 and HTTP/1.1; every SHA-256 matches")
+    func clients() async throws {
+        let fixtures = try TLSFixtures()
+        let directory = try SampleDirectory()
+        let path = try directory.file("photo.bin", size: 2_500_000, seed: 3)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let answers = try await withServer(fixtures) { port in
+            let url = "https://localhost:\(port)/upload"
+            let form = ["-F", "title=hi", "-F", "photo=@\(path)", url]
+            var answers: [(String, Data)] = []
+            for flag in ["--http2", "--http1.1"] {
+                let ours = try await offPool { try formpost(["-s", "--cacert", fixtures.caPath, flag] + form) }
+                #expect(ours.status == 0, "formpost \(flag): \(ours.stderr)")
+                answers.append(("formpost \(flag)", ours.stdout))
+                let curl = try await offPool { try Subprocess.runForBytes("curl", ["-s", "--cacert", fixtures.caPath, flag, "-w", "\n%{http_version}"] + form) }
+                let text = String(decoding: curl, as: UTF8.self)
+                let version = text.split(separator: "\n").last.map(String.init) ?? ""
+                #expect(version == (flag == "--http2" ? "2" : "1.1"), "curl \(flag) used HTTP/\(version)")
+                answers.append(("curl \(flag)", Data(text.split(separator: "\n").dropLast().joined(separator: "\n").utf8)))
+            }
+            let python = try await offPool { try Subprocess.runForBytes("python3", [Subprocess.interopScript("upload_requests.py"), url, fixtures.caPath, path]) }
+            answers.append(("python requests", python))
+            return answers
+        }
+        #expect(answers.count == 5)
+        for (client, answer) in answers {
+            let receipt = try JSONDecoder().decode(Receipt.self, from: answer)
+            #expect(receipt.fields == [.init(name: "title", value: "hi")], "\(client)")
+            #expect(receipt.files.map(\.sha256) == [expected], "\(client)")
+        }
+    }
+
+    @Test("a client that does not trust the CA fails the handshake (curl exits 60), and the server goes on serving")
+    func untrustedClient() async throws {
+        let fixtures = try TLSFixtures()
+        let (refused, after) = try await withServer(fixtures) { port in
+            let url = "https://localhost:\(port)/upload"
+            let refused = try await offPool { () -> Int32 in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["curl", "-s", "-o", "/dev/null", "-F", "a=1", url]
+                try process.run()
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            let after = try await offPool { try formpost(["-s", "--cacert", fixtures.caPath, "-F", "a=1", url]) }
+            return (refused, after)
+        }
+        #expect(refused == 60)
+        #expect(after.status == 0, "\(after.stderr)")
+        #expect(try JSONDecoder().decode(Receipt.self, from: after.stdout).fields == [.init(name: "a", value: "1")])
+    }
+
+    @Test("formpost serve refuses TLS files it cannot use, naming them")
+    func badFiles() throws {
+        let fixtures = try TLSFixtures()
+        let cases: [([String], String)] = [
+            (["--tls-cert", fixtures.directory + "/missing.pem", "--tls-key", fixtures.keyPath], "missing.pem holds no readable PEM certificate"),
+            (["--tls-cert", fixtures.certificatePath, "--tls-key", fixtures.caPath], "ca.pem holds no readable PEM private key"),
+            (["--tls-cert", fixtures.certificatePath, "--tls-key", fixtures.directory + "/ca.key"], "does not belong to the certificate"),
+            (["--tls-cert", fixtures.certificatePath], "--tls-cert and --tls-key go together"),
+        ]
+        for (arguments, message) in cases {
+            let result = try formpost(["serve", "--port", "0", "--dir", fixtures.directory + "/uploads"] + arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+        }
+    }
+}
