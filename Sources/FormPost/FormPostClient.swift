@@ -107,6 +107,7 @@ public struct FormPostClient: Sendable {
                let next = RedirectRule.follow(status: response.status, method: request.method, location: response.header("Location"), from: request.url) {
                 redirects += 1
                 guard redirects <= options.maxRedirects else { throw UploadError.tooManyRedirects(options.maxRedirects) }
+                request.headers = RedirectRule.headers(request.headers, from: request.url, to: next.url, trusted: options.keepsCredentialsAcrossOrigins)
                 request.url = next.url
                 request.method = next.method
                 if !next.keepsBody {

@@ -25,6 +25,12 @@ struct UploadCommand: AsyncParsableCommand {
     var output: String?
     @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the status is 400 or more.")
     var failOnError = false
+    @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects (credentials are dropped when the origin changes).")
+    var location = false
+    @Flag(name: .customLong("location-trusted"), help: "Follow redirects and send credentials to other origins too (never from https to http).")
+    var locationTrusted = false
+    @Option(name: .customLong("max-redirs"), help: "The most redirects followed with -L (50).")
+    var maxRedirects = 50
     @Option(name: .customLong("retry"), help: "Retry this many times on connection failures, 503 and 429.")
     var retry: Int = 0
     @Option(name: .customLong("limit-rate"), help: "The most bytes per second to send: 500K, 10M.")
@@ -73,7 +79,9 @@ struct UploadCommand: AsyncParsableCommand {
         }
         let (body, defaultMethod) = try requestBody()
         let requestMethod = HTTPMethod(rawValue: method ?? defaultMethod.rawValue)
-        let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxBytesPerSecond: rate, timeout: maxTime)
+        let follows = location || locationTrusted
+        let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxRedirects: follows ? max(0, maxRedirects) : 0,
+                                    keepsCredentialsAcrossOrigins: locationTrusted, maxBytesPerSecond: rate, timeout: maxTime)
         let client = FormPostClient(transport: uploadTransport, requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
         let bar = ProgressBar(enabled: !silent && !json)
         let lastSent = Mutex(Int64(0))

@@ -18,4 +18,29 @@ public enum RedirectRule {
             return method == .post ? (target, .get, false) : (target, method, true)
         }
     }
+
+    /// The header fields that carry credentials, dropped on a redirect to another origin.
+    public static let credentialFields: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// The header fields to send on a redirect from `source` to `target`: all of them on the
+    /// same origin (scheme, host and port); without the credential fields on another one,
+    /// unless the caller `trusted` the redirect — and never from https to http.
+    public static func headers(_ headers: [(name: String, value: String)], from source: URL, to target: URL, trusted: Bool) -> [(name: String, value: String)] {
+        let downgrade = source.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http"
+        guard downgrade || (!trusted && Origin(source) != Origin(target)) else { return headers }
+        return headers.filter { !credentialFields.contains($0.name.lowercased()) }
+    }
+
+    /// A URL's origin: scheme, host (case-insensitive) and port (the scheme's default when absent).
+    private struct Origin: Equatable {
+        let scheme: String
+        let host: String
+        let port: Int?
+
+        init(_ url: URL) {
+            scheme = url.scheme?.lowercased() ?? ""
+            host = url.host?.lowercased() ?? ""
+            port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+        }
+    }
 }

@@ -4,6 +4,9 @@ public struct UploadOptions: Sendable {
     public var retry: RetryPolicy = .none
     /// The most redirects followed; 0 returns the redirect response itself.
     public var maxRedirects: Int = 5
+    /// Whether `Authorization`, `Cookie` and `Proxy-Authorization` follow a redirect to
+    /// another origin (curl's `--location-trusted`); they never follow one from https to http.
+    public var keepsCredentialsAcrossOrigins = false
     /// An upper bound on the body's sending rate in bytes per second, or nil.
     public var maxBytesPerSecond: Int64?
     /// The whole request's time limit in seconds, or nil.
@@ -12,9 +15,11 @@ public struct UploadOptions: Sendable {
     public var maxResponseBytes: Int = 64 << 20
 
     /// Creates options; every parameter defaults to the property's default.
-    public init(retry: RetryPolicy = .none, maxRedirects: Int = 5, maxBytesPerSecond: Int64? = nil, timeout: Double? = nil, maxResponseBytes: Int = 64 << 20) {
+    public init(retry: RetryPolicy = .none, maxRedirects: Int = 5, keepsCredentialsAcrossOrigins: Bool = false, maxBytesPerSecond: Int64? = nil,
+                timeout: Double? = nil, maxResponseBytes: Int = 64 << 20) {
         self.retry = retry
         self.maxRedirects = maxRedirects
+        self.keepsCredentialsAcrossOrigins = keepsCredentialsAcrossOrigins
         self.maxBytesPerSecond = maxBytesPerSecond
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
