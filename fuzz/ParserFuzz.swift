@@ -1,5 +1,6 @@
 // libFuzzer entry point for MultipartParser: the first input byte picks the chunk size,
-// the rest is the body (boundary "B"). Any crash, hang or runaway memory is a finding.
+// the rest is the body (boundary "B"). Any crash, hang, or byte held beyond the parser's
+// bound is a finding.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func parserFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -18,6 +19,10 @@ public func parserFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
             offset = end
             while let event = try parser.next() {
                 if case .body(let bytes) = event { emitted += bytes.count }
+            }
+            // What the parser holds besides its input is bounded by a constant of its limits.
+            if parser.heldBytes > parser.heldBytesBound {
+                fatalError("the parser holds \(parser.heldBytes) bytes, over its bound of \(parser.heldBytesBound)")
             }
         }
         try parser.finish()

@@ -178,3 +178,62 @@ struct ParserTests {
         #expect(collected.value("title") == "Hi ✓")
     }
 }
+
+/// Hostile bodies: whatever they hold, the parser keeps at most ``MultipartParser/heldBytesBound``
+/// bytes besides the chunk it is reading, and refuses the body with the right error.
+@Suite("Parser memory under hostile input")
+struct ParserBoundTests {
+    /// A hostile body: a start, then `filler` repeated to `size` bytes.
+    struct Hostile: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let start: String
+        let filler: [UInt8]
+        let size: Int
+        /// What the error must say (nil: the body is refused only at its end, for lack of a closing delimiter).
+        let reason: String?
+    }
+
+    static let cases: [Hostile] = [
+        Hostile(testDescription: "CRs after a delimiter", start: "--B", filler: [0x0D], size: 64 << 20, reason: "after the delimiter"),
+        Hostile(testDescription: "spaces after a delimiter", start: "--B", filler: [0x20], size: 64 << 20, reason: "after the delimiter"),
+        Hostile(testDescription: "CR LWSP after a delimiter", start: "--B", filler: [0x0D, 0x20], size: 64 << 20, reason: "after the delimiter"),
+        Hostile(testDescription: "a header line that never ends", start: "--B\r\nContent-Disposition: form-data; name=\"a\"",
+                filler: Array("x".utf8), size: 64 << 20, reason: "maxHeaderBytes"),
+        Hostile(testDescription: "partial delimiters in a body", start: "--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n",
+                filler: Array("\r\n-\r\n--\r".utf8), size: 64 << 20, reason: nil),
+        Hostile(testDescription: "partial delimiters in the preamble", start: "", filler: Array("\r\n-\r\n--\r\n--C".utf8), size: 64 << 20, reason: nil),
+    ]
+
+    @Test("the bytes held stay under the bound and the body is refused", arguments: cases)
+    func bounded(_ hostile: Hostile) throws {
+        var parser = try MultipartParser(boundary: "B")
+        let bound = parser.heldBytesBound
+        #expect(bound < 20_000)
+        var chunk = Array(hostile.start.utf8)
+        var fed = 0
+        var failure: MultipartError?
+        var mostHeld = 0
+        feeding: while fed < hostile.size {
+            while chunk.count < 65_536 { chunk += hostile.filler }
+            parser.append(chunk)
+            fed += chunk.count
+            chunk = []
+            do {
+                while try parser.next() != nil {}
+            } catch let error as MultipartError {
+                failure = error
+                break feeding
+            }
+            mostHeld = max(mostHeld, parser.heldBytes)
+            #expect(parser.heldBytes <= bound, "held \(parser.heldBytes) bytes after \(fed) bytes of \(hostile.testDescription)")
+            if parser.heldBytes > bound { break }
+        }
+        if failure == nil {
+            do { try parser.finish() } catch let error as MultipartError { failure = error }
+        }
+        let reason = String(describing: try #require(failure, "the hostile body was accepted"))
+        #expect(reason.contains(hostile.reason ?? "closing delimiter"), "\(reason)")
+        #expect(fed < 1 << 20 || hostile.reason == nil, "refused only after \(fed) bytes")
+        #expect(mostHeld <= bound)
+    }
+}

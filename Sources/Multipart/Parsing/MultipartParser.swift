@@ -78,6 +78,19 @@ public struct MultipartParser {
         return nil
     }
 
+    /// The longest line accepted after a delimiter: transport padding of at most 256
+    /// spaces or tabs, then CRLF.
+    static let maxLineAfterDelimiter = 258
+
+    /// The bytes the parser holds besides the input not yet read: the tail of a chunk that
+    /// may begin a delimiter, the line after a delimiter, or a header block being collected.
+    /// Whatever the input, it never exceeds ``heldBytesBound``.
+    package var heldBytes: Int { carry.count + lineBytes.count }
+
+    /// The most bytes the parser ever holds besides unread input: a header block at its
+    /// limit (or the line after a delimiter, if longer) plus a partial delimiter.
+    package var heldBytesBound: Int { max(limits.maxHeaderBytes + 4, Self.maxLineAfterDelimiter) + delimiter.count }
+
     /// Whether the closing delimiter has been read.
     public var isComplete: Bool {
         if case .epilogue = state { return true }
@@ -206,6 +219,9 @@ public struct MultipartParser {
         while position < chunk.count {
             let byte = chunk[position]
             position += 1
+            guard lineBytes.count < Self.maxLineAfterDelimiter else {
+                throw MultipartError.malformedBody(reason: "the line after the delimiter \"--\(boundary)\" is too long (transport padding is at most 256 spaces or tabs)")
+            }
             lineBytes.append(byte)
             if lineBytes == [0x2D, 0x2D] {
                 state = .epilogue
@@ -214,11 +230,8 @@ public struct MultipartParser {
                 return
             }
             if lineBytes.count == 1 && byte == 0x2D { continue }
-            if byte == 0x20 || byte == 0x09 {
-                if lineBytes.count > 256 { throw MultipartError.malformedBody(reason: "the padding after a delimiter is too long") }
-                continue
-            }
-            if byte == 0x0D { continue }
+            if byte == 0x20 || byte == 0x09, lineBytes.count == 1 || lineBytes[lineBytes.count - 2] != 0x0D { continue }
+            if byte == 0x0D, lineBytes.count == 1 || lineBytes[lineBytes.count - 2] != 0x0D { continue }
             if byte == 0x0A, lineBytes.count >= 2, lineBytes[lineBytes.count - 2] == 0x0D,
                lineBytes.dropLast(2).allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
                 try beginPart()
