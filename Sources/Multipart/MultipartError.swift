@@ -21,6 +21,9 @@ public enum MultipartError: Error, Equatable, Sendable, CustomStringConvertible 
     case fileReadFailed(part: PartLabel, path: String, errno: Int32)
     /// A file's size is no longer the size recorded when the part was appended.
     case fileSizeChanged(part: PartLabel, path: String, expected: Int64, actual: Int64)
+    /// A file was replaced by another, or modified in place, after it was added, although
+    /// its size is the same.
+    case fileReplaced(part: PartLabel, path: String)
     /// A stream produced more or fewer bytes than the length declared for it.
     case streamLengthMismatch(part: PartLabel, declared: Int64, produced: Int64)
     /// A one-shot source (a Foundation `InputStream`) was asked for its bytes a second time.
@@ -57,6 +60,9 @@ public enum MultipartError: Error, Equatable, Sendable, CustomStringConvertible 
         case .fileSizeChanged(let part, let path, let expected, let actual):
             return "\(path) for \(part) changed size from \(expected) to \(actual) bytes after it was added: "
                 + "the body was stopped rather than sent with wrong framing. Add the file again once it is complete."
+        case .fileReplaced(let part, let path):
+            return "\(path) for \(part) was replaced or modified after it was added: "
+                + "the body was stopped rather than sent with content from two files. Add the file again once it is complete."
         case .streamLengthMismatch(let part, let declared, let produced):
             let verb = produced > declared ? "more" : "fewer"
             return "The stream for \(part) produced \(verb) bytes than the \(declared) declared (\(produced) at least): "

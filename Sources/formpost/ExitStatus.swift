@@ -28,7 +28,7 @@ enum ExitStatus: Int32 {
         case UploadError.tlsHandshakeFailed: return .tlsHandshakeFailed
         case UploadError.untrustedCertificate: return .untrustedCertificate
         case MultipartError.fileNotFound, MultipartError.notARegularFile, MultipartError.fileNotReadable,
-             MultipartError.fileReadFailed, MultipartError.fileSizeChanged:
+             MultipartError.fileReadFailed, MultipartError.fileSizeChanged, MultipartError.fileReplaced:
             return .readError
         case MultipartError.invalidBoundary, MultipartError.invalidHeader: return .usage
         case UploadError.cannotResolve: return .cannotResolve

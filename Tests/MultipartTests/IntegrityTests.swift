@@ -17,7 +17,7 @@ struct IntegrityTests {
         }
     }
 
-    @Test("appending a missing file, a directory or a FIFO fails and names the path")
+    @Test("appending a missing file or a directory fails and names the path")
     func appendChecks() throws {
         let directory = try TemporaryDirectory()
         var form = MultipartForm()
@@ -27,12 +27,70 @@ struct IntegrityTests {
         #expect(throws: MultipartError.notARegularFile(path: directory.path)) {
             try form.append(name: "f", fileAt: directory.path)
         }
-        let fifo = directory.path + "/fifo"
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let fifoError = #expect(throws: MultipartError.self) { try form.append(name: "f", fileAt: fifo + "-missing") }
-        #expect(fifoError == .fileNotFound(path: fifo + "-missing"))
+        let fifoError = #expect(throws: MultipartError.self) { try form.append(name: "f", fileAt: directory.path + "/missing") }
+        #expect(fifoError == .fileNotFound(path: directory.path + "/missing"))
         #expect(form.parts.isEmpty)
         #expect(MultipartError.fileNotFound(path: "/x/y").description.contains("/x/y"))
+    }
+
+    @Test("appending a FIFO is refused at once, without waiting for a writer")
+    func fifo() async throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.path + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let outcome = try await withThrowingTaskGroup(of: String.self) { group in
+            group.addTask {
+                try await withCheckedThrowingContinuation { continuation in
+                    DispatchQueue.global().async {
+                        var form = MultipartForm()
+                        do {
+                            try form.append(name: "f", fileAt: fifo)
+                            continuation.resume(returning: "appended")
+                        } catch {
+                            continuation.resume(returning: String(describing: error))
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(5))
+                return "hung"
+            }
+            let first = try await group.next() ?? ""
+            group.cancelAll()
+            if first == "hung" {
+                // Release the blocked open by becoming its writer.
+                let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 { close(writer) }
+            }
+            return first
+        }
+        #expect(outcome == MultipartError.notARegularFile(path: fifo).description)
+    }
+
+    @Test("a file replaced by another of the same size, or rewritten in place, stops every encoder", arguments: Encoder.allCases)
+    func replacedFile(_ encoder: Encoder) async throws {
+        for change in ["replaced", "rewritten"] {
+            let directory = try TemporaryDirectory()
+            let path = try directory.file("photo.jpg", Array(repeating: 0x61, count: 4096))
+            var form = MultipartForm()
+            try form.append(name: "photo", fileAt: path)
+            let plan = try form.plan()
+            if change == "replaced" {
+                let other = try directory.file("other.jpg", Array(repeating: 0x62, count: 4096))
+                #expect(rename(other, path) == 0)
+            } else {
+                let descriptor = open(path, O_WRONLY)
+                #expect(descriptor >= 0)
+                _ = Array(repeating: UInt8(0x63), count: 4096).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                // A time that cannot be the one recorded, whatever the clock's resolution.
+                var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+                #expect(futimens(descriptor, &times) == 0)
+                close(descriptor)
+            }
+            let error = await #expect(throws: MultipartError.self, "\(change)") { try await encoder.run(plan, directory: directory) }
+            #expect(error == .fileReplaced(part: PartLabel(position: 1, name: "photo"), path: path), "\(change): \(String(describing: error))")
+        }
     }
 
     @Test("an unreadable file is refused", .enabled(if: geteuid() != 0, "root reads every file"))

@@ -40,18 +40,22 @@ public struct FileRegion: Sendable {
     /// Whether its content must be scanned for the delimiter as it is produced (a
     /// caller-chosen boundary). When false, the region may be sent unread (zero copy).
     public let needsContentCheck: Bool
+    /// The file the path named when the part was added, and its modification time.
+    let identity: FileIdentity
 
-    /// Opens the file and checks that its size is still the one recorded.
+    /// Opens the file and checks that it is still the one recorded, with its size.
     /// The caller owns the returned descriptor and closes it.
     ///
-    /// - Throws: ``MultipartError/fileSizeChanged(part:path:expected:actual:)`` and open errors.
+    /// - Throws: ``MultipartError/fileReplaced(part:path:)``,
+    ///   ``MultipartError/fileSizeChanged(part:path:expected:actual:)`` and open errors.
     public func openChecked() throws -> Int32 {
         try openFile().descriptor
     }
 
-    /// Checks, after the region was sent from `descriptor`, that the file did not grow or shrink meanwhile.
+    /// Checks, after the region was sent from `descriptor`, that the file was not
+    /// modified, and did not grow or shrink, meanwhile.
     ///
-    /// - Throws: ``MultipartError/fileSizeChanged(part:path:expected:actual:)``.
+    /// - Throws: ``MultipartError/fileReplaced(part:path:)``, ``MultipartError/fileSizeChanged(part:path:expected:actual:)``.
     public func verifyUnchanged(descriptor: Int32) throws {
         try verifySize(of: SystemFile(descriptor: descriptor))
     }
@@ -67,12 +71,17 @@ public struct FileRegion: Sendable {
         return file
     }
 
+    /// Checks that `file` is the file recorded (same device, inode and modification time)
+    /// and still has the recorded size.
     func verifySize(of file: SystemFile) throws {
-        guard let size = file.currentSize() else {
+        guard let status = file.status() else {
             throw MultipartError.fileReadFailed(part: part, path: path, errno: errno)
         }
-        if size != offset + length {
-            throw MultipartError.fileSizeChanged(part: part, path: path, expected: offset + length, actual: size)
+        if status.size != offset + length {
+            throw MultipartError.fileSizeChanged(part: part, path: path, expected: offset + length, actual: status.size)
+        }
+        if status.identity != identity {
+            throw MultipartError.fileReplaced(part: part, path: path)
         }
     }
 }

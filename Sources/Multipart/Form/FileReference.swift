@@ -1,10 +1,13 @@
-/// A file recorded for a part: its path and the size it had when appended.
+/// A file recorded for a part: its path, and the size and identity it had when appended.
 struct FileReference: Sendable {
     let path: String
     let size: Int64
+    let identity: FileIdentity
 
     init(path: String) throws {
         self.path = path
-        self.size = try SystemFile.inspect(path: path).size
+        let status = try SystemFile.inspect(path: path)
+        size = status.size
+        identity = status.identity
     }
 }

@@ -15,34 +15,56 @@ struct SystemFile {
     /// What `stat` says of a path that names a readable regular file.
     struct Status: Equatable, Sendable {
         var size: Int64
-        var device: UInt64
-        var inode: UInt64
+        var identity: FileIdentity
     }
 
     /// Checks that `path` is an existing, readable regular file and returns its status.
+    /// A FIFO, a device or a directory is refused before it is opened (opening a FIFO for
+    /// reading would wait for a writer), and the open itself never waits.
     static func inspect(path: String) throws -> Status {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw openError(path: path, code: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw MultipartError.notARegularFile(path: path) }
         let file = try openForReading(path: path)
         defer { file.close() }
-        var info = stat()
-        guard fstat(file.descriptor, &info) == 0 else {
-            throw MultipartError.fileNotReadable(path: path, errno: errno)
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw MultipartError.notARegularFile(path: path) }
-        return Status(size: Int64(info.st_size), device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        guard let status = file.status() else { throw MultipartError.fileNotReadable(path: path, errno: errno) }
+        return status
     }
 
-    /// Opens `path` read-only, mapping the common failures to clear errors.
+    /// Opens `path` read-only without waiting (a FIFO swapped in would otherwise block),
+    /// mapping the common failures to clear errors; refuses anything but a regular file.
     static func openForReading(path: String) throws -> SystemFile {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            switch code {
-            case ENOENT, ENOTDIR: throw MultipartError.fileNotFound(path: path)
-            case EISDIR: throw MultipartError.notARegularFile(path: path)
-            default: throw MultipartError.fileNotReadable(path: path, errno: code)
-            }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { throw openError(path: path, code: errno) }
+        let file = SystemFile(descriptor: descriptor)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            file.close()
+            throw MultipartError.notARegularFile(path: path)
         }
-        return SystemFile(descriptor: descriptor)
+        return file
+    }
+
+    private static func openError(path: String, code: Int32) -> MultipartError {
+        switch code {
+        case ENOENT, ENOTDIR: return MultipartError.fileNotFound(path: path)
+        case EISDIR: return MultipartError.notARegularFile(path: path)
+        default: return MultipartError.fileNotReadable(path: path, errno: code)
+        }
+    }
+
+    /// The open file's size and identity, or nil with `errno` set.
+    func status() -> Status? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = info.st_mtimespec
+        #else
+        let modified = info.st_mtim
+        #endif
+        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                                    modificationSeconds: Int64(modified.tv_sec), modificationNanoseconds: Int64(modified.tv_nsec))
+        return Status(size: Int64(info.st_size), identity: identity)
     }
 
     /// Creates `path` for writing; refuses an existing file.
