@@ -6,23 +6,28 @@ import Darwin
 import Crypto
 import Foundation
 
-/// Writes one uploaded file aside (`.partial-…`), hashing as it goes, and gives it its
-/// final name only once complete. The final name is random; nothing of the client's
-/// filename is ever part of a path.
+/// Writes one uploaded file aside (`.partial-…`, readable by its owner only), hashing as
+/// it goes, and gives it its final name and mode only once complete. The final name is
+/// random; nothing of the client's filename is ever part of a path.
 struct FileSink {
     let directory: String
     let storedName: String
     private let partialPath: String
     private let descriptor: Int32
+    private let mode: UInt16
     private var hasher = SHA256()
     private(set) var size: Int64 = 0
 
-    init(directory: String) throws {
+    /// The prefix of files being written; ``UploadReceiver`` sweeps stale ones at start.
+    static let partialPrefix = ".partial-"
+
+    init(directory: String, mode: UInt16) throws {
         let name = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         self.directory = directory
         self.storedName = name
-        self.partialPath = directory + "/.partial-" + name
-        descriptor = open(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        self.partialPath = directory + "/" + Self.partialPrefix + name
+        self.mode = mode
+        descriptor = open(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ReceiverFailure.storage("cannot create a file in \(directory): \(String(cString: strerror(errno)))") }
     }
 
@@ -30,7 +35,11 @@ struct FileSink {
         try bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
+                #if canImport(Darwin)
+                let count = Darwin.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                #else
                 let count = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                #endif
                 if count < 0 {
                     if errno == EINTR { continue }
                     throw ReceiverFailure.storage("writing an upload failed: \(String(cString: strerror(errno)))")
@@ -44,7 +53,12 @@ struct FileSink {
 
     /// Closes the file and moves it to its final name; returns its SHA-256 in hexadecimal.
     func complete() throws -> String {
+        let modeSet = fchmod(descriptor, mode_t(mode)) == 0
         close(descriptor)
+        guard modeSet else {
+            unlink(partialPath)
+            throw ReceiverFailure.storage("setting the mode of an upload failed: \(String(cString: strerror(errno)))")
+        }
         guard rename(partialPath, directory + "/" + storedName) == 0 else {
             unlink(partialPath)
             throw ReceiverFailure.storage("storing an upload failed: \(String(cString: strerror(errno)))")

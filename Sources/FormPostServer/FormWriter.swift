@@ -13,6 +13,7 @@ struct FormWriter {
     private var head: PartHead?
     private var sink: FileSink?
     private var field: [UInt8] = []
+    private var fieldBytes: Int64 = 0
     private var stored: [String] = []
 
     init(configuration: ReceiverConfiguration) {
@@ -24,7 +25,7 @@ struct FormWriter {
         case .partBegin(let begun):
             head = begun
             field = []
-            if begun.filename != nil { sink = try FileSink(directory: configuration.directory) }
+            if begun.filename != nil { sink = try FileSink(directory: configuration.directory, mode: configuration.storedFileMode) }
         case .body(let bytes):
             if sink != nil {
                 try sink!.write(bytes)
@@ -33,8 +34,12 @@ struct FormWriter {
                 }
             } else {
                 field += bytes
+                fieldBytes += Int64(bytes.count)
                 if Int64(field.count) > configuration.maxFieldSize {
                     throw MultipartError.limitExceeded(limit: "maxFieldSize", value: configuration.maxFieldSize)
+                }
+                if fieldBytes > configuration.maxTotalFieldBytes {
+                    throw MultipartError.limitExceeded(limit: "maxTotalFieldBytes", value: configuration.maxTotalFieldBytes)
                 }
             }
         case .partEnd:

@@ -12,14 +12,23 @@ public struct ReceiverConfiguration: Sendable {
     public var maxParts: Int
     /// The largest text field kept in memory, in bytes.
     public var maxFieldSize: Int64
+    /// The most bytes of all text fields of one request together (they are kept in memory
+    /// and echoed in the receipt).
+    public var maxTotalFieldBytes: Int64
+    /// The permissions of stored files (their partial files are always 0600).
+    public var storedFileMode: UInt16
 
-    /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB fields.
-    public init(directory: String, maxBodySize: Int64 = 10 << 30, maxFileSize: Int64 = 10 << 30, maxParts: Int = 1000, maxFieldSize: Int64 = 1 << 20) {
+    /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB per
+    /// field and 4 MiB of fields in all, stored files readable by their owner only (0600).
+    public init(directory: String, maxBodySize: Int64 = 10 << 30, maxFileSize: Int64 = 10 << 30, maxParts: Int = 1000, maxFieldSize: Int64 = 1 << 20,
+                maxTotalFieldBytes: Int64 = 4 << 20, storedFileMode: UInt16 = 0o600) {
         self.directory = directory
         self.maxBodySize = maxBodySize
         self.maxFileSize = maxFileSize
         self.maxParts = maxParts
         self.maxFieldSize = maxFieldSize
+        self.maxTotalFieldBytes = maxTotalFieldBytes
+        self.storedFileMode = storedFileMode
     }
 
     var parserLimits: MultipartParserLimits {

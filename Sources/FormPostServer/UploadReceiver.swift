@@ -7,17 +7,38 @@ import NIOCore
 /// Receives `POST` `multipart/form-data` on any path, streaming each file part to disk
 /// with its SHA-256, and answers a JSON ``Receipt``. Errors answer JSON `{"error": …}`:
 /// 413 for a crossed limit, 400 for a malformed body, 415 for another content type,
-/// 405 for another method. A failed or aborted request leaves no file behind.
+/// 405 for another method, 500 (with a generic message; the detail goes to the log) when
+/// files cannot be stored. A failed or aborted request leaves no file behind. Reading
+/// stops at the closing delimiter: the answer goes out at once, and a connection whose
+/// client would send more (an epilogue) is closed after it.
 public struct UploadReceiver: Sendable {
     /// What the receiver accepts and where it stores files.
     public let configuration: ReceiverConfiguration
     let logger: Logger
 
-    /// Creates a receiver; the directory is created if missing.
+    /// How long a partial file must have been left untouched to be taken for the remains
+    /// of a crashed server (an upload in progress writes to its file all the time).
+    public static let stalePartialAge: Double = 60
+
+    /// Creates a receiver; the directory is created if missing, and partial files a
+    /// crashed server left there (untouched for ``stalePartialAge`` seconds) are removed.
     public init(configuration: ReceiverConfiguration, logger: Logger = Logger(label: "formpost.serve")) throws {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         self.configuration = configuration
         self.logger = logger
+        sweepStalePartialFiles()
+    }
+
+    private func sweepStalePartialFiles() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: configuration.directory)) ?? []
+        for name in names where name.hasPrefix(FileSink.partialPrefix) {
+            let path = configuration.directory + "/" + name
+            guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+                  Date().timeIntervalSince(modified) > Self.stalePartialAge else { continue }
+            if (try? FileManager.default.removeItem(atPath: path)) != nil {
+                logger.notice("removed \(path), left by an upload that never ended")
+            }
+        }
     }
 
     /// Answers one request.
@@ -26,11 +47,13 @@ public struct UploadReceiver: Sendable {
         let response: Response
         var received: Receipt?
         do {
-            let receipt = try await receive(request)
+            let (receipt, bodyLeft) = try await receive(request)
             received = receipt
-            response = Self.json(receipt, status: .ok)
+            response = Self.json(receipt, status: .ok, closingInputOf: bodyLeft ? (context as? ReceiverRequestContext)?.channel : nil)
         } catch {
             response = Self.errorResponse(for: error)
+            if case ReceiverFailure.storage(let detail) = error { logger.error("\(request.method) \(request.uri.path): \(detail)") }
+            if Self.isUnexpected(error) { logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))") }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         let bytes = received?.files.reduce(Int64(0)) { $0 + $1.size } ?? 0
@@ -38,7 +61,9 @@ public struct UploadReceiver: Sendable {
         return response
     }
 
-    private func receive(_ request: Request) async throws -> Receipt {
+    /// Reads the form; returns its receipt, and whether the client may still be sending
+    /// (bytes after the closing delimiter, which are not read).
+    private func receive(_ request: Request) async throws -> (Receipt, bodyLeft: Bool) {
         guard request.method == .post else { throw ReceiverFailure.methodNotAllowed("\(request.method) is not allowed: send POST") }
         let contentType = request.headers[.contentType] ?? ""
         guard contentType.lowercased().hasPrefix("multipart/form-data") else {
@@ -47,15 +72,23 @@ public struct UploadReceiver: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int64.init), length > configuration.maxBodySize {
             throw MultipartError.limitExceeded(limit: "maxBodySize", value: configuration.maxBodySize)
         }
+        let declaredLength = request.headers[.contentLength].flatMap(Int64.init)
         var parser = try MultipartParser(contentType: contentType, limits: configuration.parserLimits)
         var writer = FormWriter(configuration: configuration)
+        var read: Int64 = 0
+        var stoppedEarly = false
         do {
             for try await buffer in request.body {
+                read += Int64(buffer.readableBytes)
                 parser.append(Array(buffer.readableBytesView))
                 while let event = try parser.next() { try writer.handle(event) }
+                if parser.isComplete {
+                    stoppedEarly = true
+                    break
+                }
             }
             try parser.finish()
-            return writer.result
+            return (writer.result, stoppedEarly && (declaredLength.map { read < $0 } ?? true))
         } catch {
             writer.discardAll()
             throw error
@@ -75,17 +108,34 @@ public struct UploadReceiver: Sendable {
             return response
         case ReceiverFailure.unsupportedMediaType(let message):
             return json(ErrorBody(error: message), status: .unsupportedMediaType)
-        case ReceiverFailure.storage(let message):
-            return json(ErrorBody(error: message), status: .internalServerError)
+        case ReceiverFailure.storage:
+            return json(ErrorBody(error: "The upload could not be stored."), status: .internalServerError)
         default:
-            return json(ErrorBody(error: "The upload failed: \(error)"), status: .badRequest)
+            return json(ErrorBody(error: "The upload failed."), status: .badRequest)
         }
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponse.Status) -> Response {
+    /// Whether `error` is one of the receiver's own answers' causes, or something unexpected
+    /// whose detail belongs in the log only.
+    static func isUnexpected(_ error: any Error) -> Bool {
+        !(error is MultipartError || error is ReceiverFailure)
+    }
+
+    /// `value` as a JSON answer. With `closingInputOf`, the answer says `Connection: close`
+    /// and, once written, stops reading that connection: the server then closes it instead
+    /// of reading what the client still sends.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status, closingInputOf channel: (any Channel)? = nil) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        let buffer = ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8))
+        guard let channel else {
+            return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
+        }
+        let body = ResponseBody(contentLength: buffer.readableBytes) { writer in
+            try await writer.write(buffer)
+            try await writer.finish(nil)
+            channel.close(mode: .input, promise: nil)
+        }
+        return Response(status: status, headers: [.contentType: "application/json", .connection: "close"], body: body)
     }
 }

@@ -62,7 +62,7 @@ public struct UploadServer: Sendable {
     /// - Throws: an error from NIOSSL when the TLS configuration cannot be used.
     public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let receiver = self.receiver
-        let responder = CallbackResponder<BasicRequestContext> { request, context in
+        let responder = CallbackResponder<ReceiverRequestContext> { request, context in
             await receiver.respond(to: request, context: context)
         }
         var logger = Logger(label: "formpost.server")

@@ -21,6 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
     var maxFileSize = "10G"
     @Option(name: .customLong("max-parts"), help: "The most parts in a form.")
     var maxParts = 1000
+    @Option(name: .customLong("file-mode"), help: "The permissions of stored files, in octal (600: readable by the server's user only).")
+    var fileMode = "600"
     @Option(name: .customLong("tls-cert"), help: "Serve HTTPS with this PEM certificate chain (HTTP/2 by ALPN, else HTTP/1.1); needs --tls-key.")
     var tlsCertificate: String?
     @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert.")
@@ -30,7 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
         guard let fileLimit = ByteSize.parse(maxFileSize) else { throw fail(UsageError("--max-file-size \(maxFileSize): expected bytes or K/M/G")) }
         guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
-        let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts)
+        guard let mode = UInt16(fileMode, radix: 8), mode <= 0o777 else { throw fail(UsageError("--file-mode \(fileMode): expected octal permissions such as 600 or 640")) }
+        let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode)
         let receiver: UploadReceiver
         do {
             receiver = try UploadReceiver(configuration: configuration)

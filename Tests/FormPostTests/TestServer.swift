@@ -30,7 +30,7 @@ final class TestServer: Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let receiver = try UploadReceiver(configuration: configuration ?? ReceiverConfiguration(directory: directory), logger: logger)
-        let responder = CallbackResponder<BasicRequestContext> { request, context in
+        let responder = CallbackResponder<ReceiverRequestContext> { request, context in
             try await self.respond(request, context: context, receiver: receiver)
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -53,7 +53,7 @@ final class TestServer: Sendable {
         }
     }
 
-    private func respond(_ request: Request, context: BasicRequestContext, receiver: UploadReceiver) async throws -> Response {
+    private func respond(_ request: Request, context: ReceiverRequestContext, receiver: UploadReceiver) async throws -> Response {
         let path = request.uri.path
         if path == "/upload" { return await receiver.respond(to: request, context: context) }
         if path.hasPrefix("/redirect/"), let code = Int(path.dropFirst("/redirect/".count)) {

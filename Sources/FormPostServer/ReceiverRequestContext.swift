@@ -1,0 +1,19 @@
+import Hummingbird
+import NIOCore
+
+/// A request context that knows its connection, so that ``UploadReceiver`` can close it
+/// after answering a client that would go on sending (bytes after the closing delimiter).
+/// With other contexts the receiver answers all the same, and the server reads and
+/// discards what the client still sends.
+public struct ReceiverRequestContext: RequestContext {
+    /// Hummingbird's per-request storage.
+    public var coreContext: CoreRequestContextStorage
+    /// The request's connection.
+    public let channel: any Channel
+
+    /// Creates the context of a request on `source`'s connection.
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FormPost
+import FormPostServer
+import Logging
+import Multipart
+import Testing
+
+/// The receiver against what a hostile or unlucky client does: too many fields, a body
+/// that goes on after the form, a crash that left partial files, a disk that fails.
+@Suite("Receiver hardening")
+struct ReceiverHardeningTests {
+    let client = FormPostClient()
+
+    @Test("fields are limited in total, not only one by one")
+    func totalFieldBytes() async throws {
+        var form = MultipartForm()
+        for index in 0..<20 { form.append(name: "f\(index)", value: String(repeating: "x", count: 300_000)) }
+        let manyFields = form
+        let server = try TestServer()
+        let response = try await server.run(configuration: ReceiverConfiguration(directory: server.directory)) { base in
+            try await client.upload(manyFields, to: base.appendingPathComponent("upload"))
+        }
+        #expect(response.status == 413)
+        #expect(response.text.contains("maxTotalFieldBytes"), "\(response.text)")
+    }
+
+    @Test("reading stops at the closing delimiter: the answer comes at once, then the connection closes")
+    func stopsAtClosingDelimiter() async throws {
+        let server = try TestServer()
+        let (answer, closed) = try await server.run { base in
+            try await offPool { () -> (String, Bool) in
+                let form = "--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--B--\r\n"
+                // The head promises 100 MB; the client sends the form and a little epilogue, then waits.
+                let head = "POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000000\r\n\r\n"
+                let connection = try HeldConnection(port: base.port ?? 0)
+                try connection.send(Array((head + form + String(repeating: "epilogue ", count: 1000)).utf8))
+                return try connection.readUntilClosed(seconds: 5)
+            }
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(200))")
+        #expect(answer.contains(#"{"fields":[{"name":"a","value":"1"}],"files":[]}"#))
+        #expect(closed, "the server kept the connection of a client that was still sending")
+    }
+
+    @Test("partial files a crashed server left are removed at start; recent ones are left alone")
+    func sweepsStalePartialFiles() throws {
+        let directory = try SampleDirectory()
+        let stale = directory.path + "/.partial-0123456789abcdef0123456789abcdef"
+        let recent = directory.path + "/.partial-fedcba9876543210fedcba9876543210"
+        let kept = directory.path + "/stored"
+        for path in [stale, recent, kept] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: stale)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: kept)
+        _ = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: Logger(label: "test"))
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(FileManager.default.fileExists(atPath: recent))
+        #expect(FileManager.default.fileExists(atPath: kept))
+    }
+
+    @Test("a storage failure answers 500 with a generic message; the detail is not sent")
+    func genericStorageError() async throws {
+        let server = try TestServer()
+        var form = MultipartForm()
+        form.append(name: "f", bytes: [1, 2, 3], filename: "f.bin")
+        let fileForm = form
+        let response = try await server.run { base in
+            try FileManager.default.removeItem(atPath: server.directory)
+            return try await client.upload(fileForm, to: base.appendingPathComponent("upload"))
+        }
+        #expect(response.status == 500)
+        #expect(response.text == #"{"error":"The upload could not be stored."}"#)
+        #expect(!response.text.contains(server.directory))
+    }
+
+    @Test("stored files are readable by their owner only, unless the operator chooses a mode", arguments: [(nil, 0o600), (0o640, 0o640)] as [(UInt16?, Int)])
+    func fileModes(configured: UInt16?, expected: Int) async throws {
+        let server = try TestServer()
+        var configuration = ReceiverConfiguration(directory: server.directory)
+        if let configured { configuration.storedFileMode = configured }
+        var form = MultipartForm()
+        form.append(name: "f", bytes: [1, 2, 3], filename: "f.bin")
+        let fileForm = form
+        let finalConfiguration = configuration
+        let receipt = try await server.run(configuration: finalConfiguration) { base in
+            try await client.upload(fileForm, to: base.appendingPathComponent("upload")).validate().decode(Receipt.self)
+        }
+        let stored = try #require(receipt.files.first?.storedAs)
+        let permissions = try FileManager.default.attributesOfItem(atPath: server.directory + "/" + stored)[.posixPermissions] as? Int
+        #expect(permissions == expected)
+    }
+}
+
+/// A TCP connection to 127.0.0.1 kept open by the test, to see what the server does with it.
+final class HeldConnection {
+    private let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw Subprocess.Failure(description: "connect failed")
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ bytes: [UInt8]) throws {
+        let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == bytes.count else { throw Subprocess.Failure(description: "send failed") }
+    }
+
+    /// Everything the server sends within `seconds`, and whether it closed the connection by then.
+    func readUntilClosed(seconds: Int) throws -> (String, Bool) {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = Date().addingTimeInterval(Double(seconds))
+        while Date() < deadline {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count == 0 { return (String(decoding: received, as: UTF8.self), true) }
+            if count > 0 { received += buffer[0..<count] }
+            if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                return (String(decoding: received, as: UTF8.self), true)
+            }
+        }
+        return (String(decoding: received, as: UTF8.self), false)
+    }
+}
