@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -37,8 +39,10 @@ struct FileSink {
             while done < buffer.count {
                 #if canImport(Darwin)
                 let count = Darwin.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                #else
+                #elseif canImport(Glibc)
                 let count = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                #elseif canImport(Musl)
+                let count = Musl.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
                 #endif
                 if count < 0 {
                     if errno == EINTR { continue }

@@ -24,7 +24,7 @@ enum OutputFile {
         let descriptor = Darwin.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
         #elseif canImport(Glibc)
         let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        #else
+        #elseif canImport(Musl)
         let descriptor = Musl.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
         #endif
         guard descriptor >= 0 else {

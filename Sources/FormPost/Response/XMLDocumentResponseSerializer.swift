@@ -3,17 +3,18 @@ import Foundation
 import FoundationXML
 #endif
 
+#if os(macOS) || canImport(FoundationXML)
 /// The body as an `XMLDocument` (FoundationXML on Linux), checked with `XMLParser` first so
 /// a malformed document is an error naming its line and column. External entities are
 /// never loaded. An empty body on purpose (204, 205, HEAD) is an empty document.
+///
+/// `XMLDocument` exists on macOS and Linux only; on iOS, tvOS and watchOS use
+/// ``XMLParserResponseSerializer``.
 public struct XMLDocumentResponseSerializer: ResponseSerializer {
-    /// The content types an XML serializer accepts by default.
-    public static let contentTypes: Set<String> = ["application/xml", "text/xml"]
-
     public let validation: ResponseValidation
 
     /// Creates a serializer; by default it accepts 200–299 and the XML content types.
-    public init(validation: ResponseValidation = ResponseValidation(contentTypes: Self.contentTypes)) {
+    public init(validation: ResponseValidation = ResponseValidation(contentTypes: XMLParserResponseSerializer.contentTypes)) {
         self.validation = validation
     }
 
@@ -39,3 +40,4 @@ extension ResponseSerializer where Self == XMLDocumentResponseSerializer {
     /// The body as an `XMLDocument` (200–299, XML content types).
     public static var xmlDocument: XMLDocumentResponseSerializer { XMLDocumentResponseSerializer() }
 }
+#endif

@@ -7,10 +7,13 @@ import FoundationXML
 /// gives: set a delegate and call `parse()`. External entities are not resolved.
 /// An empty body on purpose (204, 205, HEAD) gives a parser over no bytes.
 public struct XMLParserResponseSerializer: ResponseSerializer {
+    /// The content types an XML serializer accepts by default.
+    public static let contentTypes: Set<String> = ["application/xml", "text/xml"]
+
     public let validation: ResponseValidation
 
     /// Creates a serializer; by default it accepts 200–299 and the XML content types.
-    public init(validation: ResponseValidation = ResponseValidation(contentTypes: XMLDocumentResponseSerializer.contentTypes)) {
+    public init(validation: ResponseValidation = ResponseValidation(contentTypes: Self.contentTypes)) {
         self.validation = validation
     }
 

@@ -145,7 +145,7 @@ private func systemClose(_ descriptor: Int32) -> Int32 {
     return Glibc.close(descriptor)
     #elseif canImport(Musl)
     return Musl.close(descriptor)
-    #else
+    #elseif canImport(Darwin)
     return Darwin.close(descriptor)
     #endif
 }
