@@ -1,6 +1,7 @@
 /// Sizes and rates as users type and read them: `500K`, `10M`, `2G` (powers of 1024).
 enum ByteSize {
-    /// Parses a plain count or one with a K, M or G suffix (case-insensitive, optional B).
+    /// Parses a plain count or one with a K, M, G or T suffix (case-insensitive, optional B);
+    /// nil for anything else, or a size that does not fit in 63 bits.
     static func parse(_ text: String) -> Int64? {
         var digits = text.trimmingSpaces.uppercased()
         if digits.hasSuffix("B"), digits.count > 1 { digits.removeLast() }
@@ -13,8 +14,12 @@ enum ByteSize {
         default: break
         }
         if multiplier > 1 { digits.removeLast() }
-        guard let value = Double(digits), value >= 0 else { return nil }
-        return Int64(value * Double(multiplier))
+        // Digits only (no exponents, infinities or NaN), and a product that fits in Int64.
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              let value = Double(digits), value.isFinite, value >= 0 else { return nil }
+        let bytes = value * Double(multiplier)
+        guard bytes < 9.2e18 else { return nil }
+        return Int64(bytes)
     }
 
     /// `1.5 GiB`, `12.0 MiB`, `512 B`.

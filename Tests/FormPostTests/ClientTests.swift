@@ -359,3 +359,66 @@ struct ClientTests {
         #expect(receipt.files.map(\.name) == ["file"])
     }
 }
+
+@Suite("Progress reporting")
+struct ProgressReporterTests {
+    @Test("counting from many threads at once neither traps nor loses a byte")
+    func concurrentAdds() {
+        let reports = Mutex(0)
+        let reporter = ProgressReporter(total: nil, interval: 0) { _ in reports.withLock { $0 += 1 } }
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<50_000 { reporter.add(1) }
+        }
+        #expect(reporter.bytesSent == 400_000)
+        #expect(reports.withLock { $0 } > 0)
+    }
+}
+
+@Suite("Response size cap")
+struct ResponseSizeCapTests {
+    @Test("a response over the cap is one error on both transports, with or without a request body", arguments: ["ahc", "urlsession"])
+    func tooLarge(transportName: String) async throws {
+        let transport: any UploadTransport = transportName == "ahc" ? AsyncHTTPClientTransport.shared : URLSessionTransport()
+        let client = FormPostClient(transport: transport)
+        let server = try TestServer()
+        let outcomes = try await server.run { base in
+            let url = URL(string: "\(base)/reply?status=200&type=text/plain&body64=" + Data(repeating: 0x41, count: 5000).base64EncodedString())!
+            var outcomes: [String] = []
+            for body in [nil, RequestBody.bytes(Array(repeating: 1, count: 100_000))] {
+                do {
+                    let response = try await client.send(body, to: url, method: body == nil ? .get : .post, options: UploadOptions(maxResponseBytes: 1000))
+                    outcomes.append("answered \(response.body.count) bytes")
+                } catch {
+                    outcomes.append(String(describing: error))
+                }
+            }
+            return outcomes
+        }
+        #expect(outcomes == Array(repeating: UploadError.responseTooLarge(limit: 1000).description, count: 2))
+    }
+}
+
+@Suite("Cancellation before sending")
+struct CancelledBeforeSendingTests {
+    @Test("a task cancelled before it sends sends nothing, on both transports", arguments: ["ahc", "urlsession"])
+    func cancelledFirst(transportName: String) async throws {
+        let transport: any UploadTransport = transportName == "ahc" ? AsyncHTTPClientTransport.shared : URLSessionTransport()
+        let client = FormPostClient(transport: transport)
+        let server = try TestServer()
+        let outcome = try await server.run { base in
+            let task = Task { () -> String in
+                withUnsafeCurrentTask { $0?.cancel() }
+                do {
+                    return "answered \(try await client.send(.bytes([1, 2, 3]), to: base.appendingPathComponent("flaky")).status)"
+                } catch {
+                    return String(describing: type(of: error))
+                }
+            }
+            let outcome = await task.value
+            try await Task.sleep(for: .milliseconds(300))
+            return outcome
+        }
+        #expect(outcome == "CancellationError")
+        #expect(server.flakyCount.withLock { $0 } == 0, "the server received the request")
+    }
+}

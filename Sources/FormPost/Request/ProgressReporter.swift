@@ -32,10 +32,12 @@ public final class ProgressReporter: Sendable {
 
     /// Counts `count` more bytes; reports if the interval has passed.
     public func add(_ count: Int) {
-        let now = DispatchTime.now().uptimeNanoseconds
         let report: UploadProgress? = state.withLock { state in
             state.sent += Int64(count)
-            guard now - state.lastReport >= intervalNanoseconds else { return nil }
+            // Read under the lock: a time read before it could be older than one another
+            // thread stored meanwhile.
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now >= state.lastReport, now - state.lastReport >= intervalNanoseconds else { return nil }
             state.lastReport = now
             return UploadProgress(bytesSent: state.sent, totalBytes: total)
         }

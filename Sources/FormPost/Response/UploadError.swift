@@ -24,6 +24,8 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
     case invalidURL(String)
     /// The connection failed during the exchange.
     case transport(String)
+    /// The response's body is larger than ``UploadOptions/maxResponseBytes``.
+    case responseTooLarge(limit: Int)
     /// The TLS handshake with `host` failed for a reason other than its certificate
     /// (no common protocol version or cipher, an alert from the server, a broken connection).
     case tlsHandshakeFailed(host: String, reason: String)
@@ -58,6 +60,8 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
             return "\(url) is not an http or https URL."
         case .transport(let reason):
             return "The connection failed: \(reason)."
+        case .responseTooLarge(let limit):
+            return "The response's body is larger than \(limit) bytes (UploadOptions.maxResponseBytes): raise the limit to read it."
         case .tlsHandshakeFailed(let host, let reason):
             return "The TLS handshake with \(host) failed: \(reason)."
         case .untrustedCertificate(let host, let reason):

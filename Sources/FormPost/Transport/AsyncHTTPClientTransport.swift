@@ -72,6 +72,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     }
 
     public func send(_ request: TransportRequest) async throws -> UploadResponse {
+        try Task.checkCancellation()
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
@@ -143,6 +144,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         switch error {
         case is UploadError, is CancellationError:
             return error
+        case let error as NIOTooManyBytesError:
+            return UploadError.responseTooLarge(limit: error.maxBytes ?? 0)
         case let error as HTTPClientError where error == .connectTimeout:
             return UploadError.timedOut("connecting to \(host) took too long")
         case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout:
@@ -155,20 +158,20 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             return TLSFailure(error).uploadError(host: host)
         case let error as NIOConnectionError:
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
-                return UploadError.cannotResolve(host: host, reason: String(describing: error.dnsAError ?? error.dnsAAAAError!))
+                return UploadError.cannotResolve(host: host, reason: "no address was found for it")
             }
-            return UploadError.cannotConnect(host: host, port: port, reason: error.connectionErrors.last.map { String(describing: $0.error) } ?? "connection failed")
+            let reason = error.connectionErrors.last.map { ($0.error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? String(describing: $0.error) }
+            return UploadError.cannotConnect(host: host, port: port, reason: reason ?? "connection failed")
+        case let error as IOError where [ECONNREFUSED, ECONNRESET, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode):
+            return UploadError.cannotConnect(host: host, port: port, reason: String(cString: strerror(error.errnoCode)))
+        case is SocketAddressError:
+            return UploadError.cannotResolve(host: host, reason: "no address was found for it")
+        case let error as ChannelError:
+            if case .connectTimeout = error { return UploadError.timedOut("connecting to \(host) took too long") }
+            return UploadError.transport(String(describing: error))
+        case is HTTPClientError, is IOError:
+            return UploadError.transport(String(describing: error))
         default:
-            let text = String(describing: error)
-            if text.contains("connection refused") || text.contains("Connection refused") || text.contains("connectTimeout") {
-                return UploadError.cannotConnect(host: host, port: port, reason: text)
-            }
-            if text.contains("NXDOMAIN") || text.contains("getaddrinfo") || text.contains("dns") {
-                return UploadError.cannotResolve(host: host, reason: text)
-            }
-            if error is HTTPClientError || error is ChannelError || error is IOError {
-                return UploadError.transport(text)
-            }
             return error
         }
     }

@@ -26,6 +26,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var sentSoFar: Int64 = 0
         var continuation: CheckedContinuation<UploadResponse, any Error>
         var maxResponseBytes: Int
+        var responseTooLarge = false
         var url: URL
         var method: HTTPMethod
     }
@@ -70,6 +71,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     public func invalidate() { session.invalidateAndCancel() }
 
     public func send(_ request: TransportRequest) async throws -> UploadResponse {
+        try Task.checkCancellation()
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
@@ -113,6 +115,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                     $0[task.taskIdentifier] = Exchange(body: request.body, bodyFile: bodyFile, progress: request.progress, continuation: continuation, maxResponseBytes: request.maxResponseBytes, url: request.url, method: request.method)
                 }
                 cancelled.withLock { $0 = task }
+                // A cancellation that came before the task existed found nothing to cancel.
+                if Task.isCancelled { task.cancel() }
                 task.resume()
             }
         } onCancel: {
@@ -166,16 +170,28 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     }
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        exchanges.withLock { exchanges in
-            guard var exchange = exchanges[dataTask.taskIdentifier], exchange.data.count + data.count <= exchange.maxResponseBytes else { return }
+        let tooLarge = exchanges.withLock { exchanges -> Bool in
+            guard var exchange = exchanges[dataTask.taskIdentifier] else { return false }
+            guard exchange.data.count + data.count <= exchange.maxResponseBytes else {
+                exchange.responseTooLarge = true
+                exchanges[dataTask.taskIdentifier] = exchange
+                return true
+            }
             exchange.data.append(data)
             exchanges[dataTask.taskIdentifier] = exchange
+            return false
         }
+        // Nothing is kept past the limit, and nothing more is read.
+        if tooLarge { dataTask.cancel() }
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         exchange.bodyFile?.remove()
+        if exchange.responseTooLarge {
+            exchange.continuation.resume(throwing: UploadError.responseTooLarge(limit: exchange.maxResponseBytes))
+            return
+        }
         if let error {
             exchange.continuation.resume(throwing: Self.translate(error, stream: task.originalRequest?.httpBodyStream, url: exchange.url))
             return
