@@ -44,6 +44,8 @@ final class FileRegionBody: Sendable {
     }
     private let streamEnd = Mutex<(promise: EventLoopPromise<Void>?, endedEarly: Bool)>((nil, false))
     private let changedFile = Mutex<(any Error)?>(nil)
+    /// Set by ``finish(checkingFiles:)``: a write still running may not open a file after it.
+    private let closed = Mutex(false)
 
     init(plan: BodyPlan, eventLoop: any EventLoop, sendsFileRegions: Bool) {
         self.plan = plan
@@ -139,9 +141,20 @@ final class FileRegionBody: Sendable {
 
     private func writeUnread(_ region: Multipart.FileRegion, to writer: HTTPClient.Body.StreamWriter) async throws {
         guard region.length > 0 else { return }
+        try Task.checkCancellation()
         let descriptor = try region.openChecked()
         let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
-        openFiles.withLock { $0.append(OpenFile(handle: handle, checkDescriptor: dup(descriptor), region: region)) }
+        let file = OpenFile(handle: handle, checkDescriptor: dup(descriptor), region: region)
+        let registered = closed.withLock { closed in
+            guard !closed else { return false }
+            openFiles.withLock { $0.append(file) }
+            return true
+        }
+        guard registered else {
+            try? handle.close()
+            if file.checkDescriptor >= 0 { close(file.checkDescriptor) }
+            throw CancellationError()
+        }
         var start = region.offset
         let end = region.offset + region.length
         while start < end {
@@ -172,7 +185,8 @@ final class FileRegionBody: Sendable {
     /// The error of a file that changed size while it was sent, once ``watchFiles(every:onChange:)`` saw one.
     var fileChange: (any Error)? { changedFile.withLock { $0 } }
 
-    /// Closes the files once the exchange is over. It runs on the connection's event loop, in
+    /// Closes the files once the exchange is over; a write still running (its connection
+    /// gone) can no longer open one. It runs on the connection's event loop, in
     /// a later tick than the one that ended the exchange, so a failed connection has already
     /// dropped its queued writes. With `checkingFiles`, a file whose size changed while it
     /// was sent is reported.
@@ -180,6 +194,7 @@ final class FileRegionBody: Sendable {
     /// - Throws: ``Multipart/MultipartError/fileSizeChanged(part:path:expected:actual:)``.
     func finish(checkingFiles: Bool) async throws {
         try await eventLoop.submit {
+            self.closed.withLock { $0 = true }
             let files = self.openFiles.withLock { files in
                 defer { files.removeAll() }
                 return files
