@@ -9,7 +9,6 @@ let package = Package(
         .library(name: "FormPost", targets: ["FormPost"]),
         .library(name: "FormPostServer", targets: ["FormPostServer"]),
         .executable(name: "formpost", targets: ["formpost"]),
-        .executable(name: "formpost-bench", targets: ["formpost-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -19,7 +18,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
-        .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
     ],
     targets: [
         .target(name: "CMultipartSystem"),
@@ -56,16 +54,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .executableTarget(
-            name: "formpost-bench",
-            dependencies: [
-                "Multipart", "FormPost",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "MultipartKit", package: "multipart-kit"),
-                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),

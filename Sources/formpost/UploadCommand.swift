@@ -78,7 +78,7 @@ struct UploadCommand: AsyncParsableCommand {
             return (field.name, field.value)
         }
         let (body, defaultMethod) = try requestBody()
-        let requestMethod = HTTPMethod(rawValue: method ?? defaultMethod.rawValue)
+        let requestMethod = RequestMethod(rawValue: method ?? defaultMethod.rawValue)
         let follows = location || locationTrusted
         let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxRedirects: follows ? max(0, maxRedirects) : 0,
                                     keepsCredentialsAcrossOrigins: locationTrusted, maxBytesPerSecond: rate, timeout: maxTime)
@@ -135,7 +135,7 @@ struct UploadCommand: AsyncParsableCommand {
     }
 
     /// The body and the method it implies: a form (POST), -T (PUT) or --data-binary (POST).
-    private func requestBody() throws -> (RequestBody?, HTTPMethod) {
+    private func requestBody() throws -> (RequestBody?, RequestMethod) {
         let formArguments = try formOptions.orderedArguments()
         let kinds = [!formArguments.isEmpty, uploadFile != nil, dataBinary != nil].filter { $0 }.count
         guard kinds <= 1 else { throw UsageError("use only one of -F/--form-string, -T and --data-binary") }

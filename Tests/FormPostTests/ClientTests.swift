@@ -87,8 +87,8 @@ struct ClientTests {
         await #expect(throws: UploadError.self) { try await client.send(nil, to: URL(string: "http://127.0.0.1:1/")!, method: .get) }
     }
 
-    @Test("the receiver stores what was sent, PUT and PATCH too", arguments: [HTTPMethod.post, .put, .patch])
-    func receiverRoundTrip(method: HTTPMethod) async throws {
+    @Test("the receiver stores what was sent, PUT and PATCH too", arguments: [RequestMethod.post, .put, .patch])
+    func receiverRoundTrip(method: RequestMethod) async throws {
         let directory = try SampleDirectory()
         let form = try sampleForm(directory, fileSize: 2_000_000)
         let server = try TestServer()
@@ -109,8 +109,8 @@ struct ClientTests {
         #expect(stored == fileBytes)
     }
 
-    @Test("GET and HEAD are refused for a form before anything is sent", arguments: [HTTPMethod.get, .head])
-    func refusesGet(method: HTTPMethod) async throws {
+    @Test("GET and HEAD are refused for a form before anything is sent", arguments: [RequestMethod.get, .head])
+    func refusesGet(method: RequestMethod) async throws {
         await #expect(throws: UploadError.self) {
             try await client.upload(MultipartForm(), to: URL(string: "http://127.0.0.1:9/")!, method: method)
         }

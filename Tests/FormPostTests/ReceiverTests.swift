@@ -9,7 +9,7 @@ struct ReceiverTests {
     let client = FormPostClient()
 
     /// Posts `body` with `contentType` (or a form) and returns the status and JSON.
-    func post(_ url: URL, body: [UInt8], contentType: String, method: HTTPMethod = .post) async throws -> UploadResponse {
+    func post(_ url: URL, body: [UInt8], contentType: String, method: RequestMethod = .post) async throws -> UploadResponse {
         try await client.send(.bytes(body, contentType: contentType), to: url, method: method)
     }
 

@@ -82,8 +82,8 @@ struct RequestSerializerTests {
         #expect(try await pythonDecode("urlencoded", echo.bodyBytes) == samplePairs)
     }
 
-    @Test("GET, HEAD and DELETE put parameters in the query, after any query already there", arguments: [HTTPMethod.get, .delete])
-    func queryMethods(method: HTTPMethod) async throws {
+    @Test("GET, HEAD and DELETE put parameters in the query, after any query already there", arguments: [RequestMethod.get, .delete])
+    func queryMethods(method: RequestMethod) async throws {
         let echo = try await TestServer().run { base in
             try await client.request(method, URL(string: "\(base)/echo?keep=1%202")!, parameters: sampleParameters).validate().decode(Echo.self)
         }

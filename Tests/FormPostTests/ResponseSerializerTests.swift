@@ -29,7 +29,7 @@ struct ResponseSerializerTests {
     let client = FormPostClient()
 
     /// Responses the server gives for each (status, content type, body), fetched with `method`.
-    func replies(_ specs: [(status: Int, type: String?, body: [UInt8])], method: HTTPMethod = .get) async throws -> [UploadResponse] {
+    func replies(_ specs: [(status: Int, type: String?, body: [UInt8])], method: RequestMethod = .get) async throws -> [UploadResponse] {
         try await TestServer().run { base in
             var responses: [UploadResponse] = []
             for spec in specs {

@@ -6,7 +6,7 @@ import Foundation
 public enum RedirectRule {
     /// The follow-up request: its URL, method, and whether the body is sent again; nil
     /// when `status` is not a redirect or `location` is missing or invalid.
-    public static func follow(status: Int, method: HTTPMethod, location: String?, from url: URL) -> (url: URL, method: HTTPMethod, keepsBody: Bool)? {
+    public static func follow(status: Int, method: RequestMethod, location: String?, from url: URL) -> (url: URL, method: RequestMethod, keepsBody: Bool)? {
         guard [301, 302, 303, 307, 308].contains(status), let location, let target = URL(string: location, relativeTo: url)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return nil }
         switch status {

@@ -7,7 +7,7 @@ public struct FormPostRequest: Sendable {
     /// The URL, with any query parameters already in it.
     public var url: URL
     /// The method.
-    public var method: HTTPMethod
+    public var method: RequestMethod
     /// Header fields, in order. `Content-Type` comes from ``body`` and `Content-Length`
     /// from its plan; neither needs to be here.
     public var headers: [(name: String, value: String)]
@@ -15,7 +15,7 @@ public struct FormPostRequest: Sendable {
     public var body: RequestBody?
 
     /// Creates a request.
-    public init(url: URL, method: HTTPMethod = .get, headers: [(name: String, value: String)] = [], body: RequestBody? = nil) {
+    public init(url: URL, method: RequestMethod = .get, headers: [(name: String, value: String)] = [], body: RequestBody? = nil) {
         self.url = url
         self.method = method
         self.headers = headers

@@ -16,7 +16,7 @@ public struct RequestSerializer: Sendable {
     /// `Accept-Language` and `User-Agent` by default (``StandardHeaders``).
     public var defaultHeaders: [(name: String, value: String)]
     /// The methods whose parameters go in the URL's query.
-    public var methodsEncodingParametersInURI: Set<HTTPMethod> = [.get, .head, .delete]
+    public var methodsEncodingParametersInURI: Set<RequestMethod> = [.get, .head, .delete]
     /// How parameters become a body for the other methods.
     public var parameterEncoding: ParameterEncoding
 
@@ -51,7 +51,7 @@ public struct RequestSerializer: Sendable {
     /// A caller's `Content-Type` in `headers` replaces the encoding's own.
     /// - Throws: ``UploadError/invalidParameters(_:)`` for values the encoding cannot hold.
     public func request(
-        _ method: HTTPMethod, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = []
+        _ method: RequestMethod, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = []
     ) throws -> FormPostRequest {
         guard let parameters else { return request(method, url, body: nil, headers: headers) }
         if methodsEncodingParametersInURI.contains(method) {
@@ -63,7 +63,7 @@ public struct RequestSerializer: Sendable {
     /// A request with an `Encodable` value as its parameters: flattened into the query for
     /// the methods that take them there, otherwise encoded as ``parameterEncoding`` says.
     public func request(
-        _ method: HTTPMethod, _ url: URL, encoding value: some Encodable, headers: [(name: String, value: String)] = []
+        _ method: RequestMethod, _ url: URL, encoding value: some Encodable, headers: [(name: String, value: String)] = []
     ) throws -> FormPostRequest {
         if methodsEncodingParametersInURI.contains(method) {
             let parameters = try ParameterEncoding.parameters(of: value)
@@ -77,7 +77,7 @@ public struct RequestSerializer: Sendable {
     ///
     /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD, and any error of `build`.
     public func multipartRequest(
-        _ method: HTTPMethod = .post, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = [],
+        _ method: RequestMethod = .post, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = [],
         form build: (inout MultipartForm) throws -> Void = { _ in }
     ) throws -> FormPostRequest {
         var form = MultipartForm()
@@ -90,14 +90,14 @@ public struct RequestSerializer: Sendable {
     /// always comes from the form.
     ///
     /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD.
-    public func multipartRequest(_ method: HTTPMethod = .post, _ url: URL, form: MultipartForm, headers: [(name: String, value: String)] = []) throws -> FormPostRequest {
+    public func multipartRequest(_ method: RequestMethod = .post, _ url: URL, form: MultipartForm, headers: [(name: String, value: String)] = []) throws -> FormPostRequest {
         guard method != .get, method != .head else { throw UploadError.methodCannotCarryBody(method) }
         return request(method, url, body: try .form(form), headers: headers.filter { $0.name.lowercased() != "content-type" })
     }
 
     /// A request with `body` as it is (raw bytes, a file, a stream, a form, or none).
     /// A caller's `Content-Type` in `headers` replaces the body's own.
-    public func request(_ method: HTTPMethod, _ url: URL, body: RequestBody?, headers: [(name: String, value: String)] = []) -> FormPostRequest {
+    public func request(_ method: RequestMethod, _ url: URL, body: RequestBody?, headers: [(name: String, value: String)] = []) -> FormPostRequest {
         var fields = defaultHeaders
         let overridden = Set(headers.map { $0.name.lowercased() })
         fields.removeAll { overridden.contains($0.name.lowercased()) }
@@ -111,7 +111,7 @@ public struct RequestSerializer: Sendable {
         return request
     }
 
-    private func encodedRequest(_ method: HTTPMethod, _ url: URL, bytes: [UInt8], headers: [(name: String, value: String)]) -> FormPostRequest {
+    private func encodedRequest(_ method: RequestMethod, _ url: URL, bytes: [UInt8], headers: [(name: String, value: String)]) -> FormPostRequest {
         request(method, url, body: .bytes(bytes, contentType: parameterEncoding.contentType), headers: headers)
     }
 

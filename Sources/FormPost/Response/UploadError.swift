@@ -1,7 +1,7 @@
 /// Every error the `FormPost` client throws (besides ``Multipart/MultipartError`` for the body).
 public enum UploadError: Error, Sendable, CustomStringConvertible {
     /// GET and HEAD carry no form.
-    case methodCannotCarryBody(HTTPMethod)
+    case methodCannotCarryBody(RequestMethod)
     /// The status is not among the acceptable ones.
     case unacceptableStatus(Int, contentType: String?, bodyPrefix: String)
     /// The content type (nil when the response has none) is not among the acceptable ones.

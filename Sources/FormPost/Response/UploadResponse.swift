@@ -15,10 +15,10 @@ public struct UploadResponse: Sendable {
     /// The URL that answered (after redirects).
     public let url: URL
     /// The method of the request that was answered (HEAD responses have no body).
-    public let method: HTTPMethod
+    public let method: RequestMethod
 
     /// Creates a response.
-    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], url: URL, method: HTTPMethod = .get) {
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], url: URL, method: RequestMethod = .get) {
         self.status = status
         self.headers = headers
         self.body = body

@@ -21,7 +21,7 @@ import Synchronization
 /// The files stay open until ``finish(checkingFiles:)``, which runs on the connection's
 /// event loop after the exchange is over, so no queued write can outlive its descriptor.
 final class FileRegionBody: Sendable {
-    /// The most bytes one `FileRegion` write covers, so progress advances while a large file is sent.
+    /// The most bytes one NIO `FileRegion` write covers, so progress advances while a large file is sent.
     static let regionSize: Int64 = 16 << 20
 
     /// The size of each buffer read from the plan.
@@ -40,7 +40,7 @@ final class FileRegionBody: Sendable {
     private struct OpenFile: @unchecked Sendable {
         let handle: NIOFileHandle
         let checkDescriptor: Int32
-        let region: Multipart.FileRegion
+        let region: FileSlice
     }
     private let streamEnd = Mutex<(promise: EventLoopPromise<Void>?, endedEarly: Bool)>((nil, false))
     private let changedFile = Mutex<(any Error)?>(nil)
@@ -139,7 +139,7 @@ final class FileRegionBody: Sendable {
         try await writer.write(.byteBuffer(buffer)).get()
     }
 
-    private func writeUnread(_ region: Multipart.FileRegion, to writer: HTTPClient.Body.StreamWriter) async throws {
+    private func writeUnread(_ region: FileSlice, to writer: HTTPClient.Body.StreamWriter) async throws {
         guard region.length > 0 else { return }
         try Task.checkCancellation()
         let descriptor = try region.openChecked()
@@ -160,7 +160,7 @@ final class FileRegionBody: Sendable {
         while start < end {
             try Task.checkCancellation()
             let stop = min(end, start + Self.regionSize)
-            try await writer.write(.fileRegion(NIOCore.FileRegion(fileHandle: handle, readerIndex: Int(start), endIndex: Int(stop)))).get()
+            try await writer.write(.fileRegion(FileRegion(fileHandle: handle, readerIndex: Int(start), endIndex: Int(stop)))).get()
             start = stop
         }
     }

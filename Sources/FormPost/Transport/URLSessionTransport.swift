@@ -28,7 +28,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var maxResponseBytes: Int
         var responseTooLarge = false
         var url: URL
-        var method: HTTPMethod
+        var method: RequestMethod
     }
 
     private var session: URLSession!

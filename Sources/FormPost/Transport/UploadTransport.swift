@@ -12,7 +12,7 @@ public struct TransportRequest: Sendable {
     /// The URL.
     public var url: URL
     /// The method.
-    public var method: HTTPMethod
+    public var method: RequestMethod
     /// Header fields to send, besides `Content-Type` and `Content-Length`.
     public var headers: [(name: String, value: String)]
     /// The body, if any.

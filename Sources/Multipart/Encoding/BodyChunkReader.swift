@@ -67,7 +67,7 @@ public final class BodyChunkReader {
     /// Fills `buffer` from in-memory bytes, files and bytes a stream already yielded, without
     /// suspending; it stops early where the next bytes must be awaited from a stream (then
     /// call ``read(into:)``) or at the end (``isFinished``). Returns the count written.
-    public func readWithoutSuspending(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func readWithoutSuspending(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         try fill(buffer, cachedOnly: false)
     }
 
@@ -129,7 +129,7 @@ public final class BodyChunkReader {
     }
 
     /// Reads the region's next bytes into `target`; nil when `cachedOnly` and they are not cached.
-    private func produce(_ region: FileRegion, into target: UnsafeMutableRawBufferPointer, cachedOnly: Bool) throws -> Int? {
+    private func produce(_ region: FileSlice, into target: UnsafeMutableRawBufferPointer, cachedOnly: Bool) throws -> Int? {
         let remaining = region.length - offset
         guard remaining > 0 else { return 0 }
         if file == nil {

@@ -13,7 +13,7 @@ public enum BodySegment: Sendable {
     /// Bytes held in memory: delimiters, header blocks, fields and data parts.
     case bytes([UInt8])
     /// A region of a file.
-    case file(FileRegion)
+    case file(FileSlice)
     /// A stream part's content.
     case stream(StreamSegment)
 
@@ -28,7 +28,7 @@ public enum BodySegment: Sendable {
 }
 
 /// A file's content planned for a part: `length` bytes at `offset` of the file at `path`.
-public struct FileRegion: Sendable {
+public struct FileSlice: Sendable {
     /// The file's path.
     public let path: String
     /// Where the region starts in the file.
@@ -48,7 +48,7 @@ public struct FileRegion: Sendable {
     ///
     /// - Throws: ``MultipartError/fileReplaced(part:path:)``,
     ///   ``MultipartError/fileSizeChanged(part:path:expected:actual:)`` and open errors.
-    public func openChecked() throws -> Int32 {
+    package func openChecked() throws -> Int32 {
         try openFile().descriptor
     }
 
@@ -56,7 +56,7 @@ public struct FileRegion: Sendable {
     /// modified, and did not grow or shrink, meanwhile.
     ///
     /// - Throws: ``MultipartError/fileReplaced(part:path:)``, ``MultipartError/fileSizeChanged(part:path:expected:actual:)``.
-    public func verifyUnchanged(descriptor: Int32) throws {
+    package func verifyUnchanged(descriptor: Int32) throws {
         try verifySize(of: SystemFile(descriptor: descriptor))
     }
 

@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+// The benchmarks behind every speed figure in the README, in a package of their own so that
+// the library's manifest names only what its products need (multipart-kit, the parse
+// reference, is pinned here and nowhere else).
+//
+//     swift build -c release --package-path Benchmarks
+//     Benchmarks/.build/release/formpost-bench encode|parse|upload
+import PackageDescription
+
+let package = Package(
+    name: "FormPostBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "FormPost", path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "formpost-bench",
+            dependencies: [
+                .product(name: "Multipart", package: "FormPost"),
+                .product(name: "FormPost", package: "FormPost"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
