@@ -58,6 +58,15 @@ let package = Package(
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
         .testTarget(name: "FormpostCommandTests", dependencies: ["formpost"]),
+        // The README's Swift blocks, written here by scripts/readme-examples: compiled, not run.
+        .testTarget(
+            name: "ReadmeExamples",
+            dependencies: [
+                "Multipart", "FormPost",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .testTarget(
             name: "FormPostTests",
             dependencies: [

@@ -51,7 +51,7 @@ struct ReceiverHardeningTests {
         let stale = directory.path + "/.partial-0123456789abcdef0123456789abcdef"
         let recent = directory.path + "/.partial-fedcba9876543210fedcba9876543210"
         let kept = directory.path + "/stored"
-        for path in [stale, recent, kept] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+        for path in [stale, recent, kept] { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: stale)
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: kept)
         _ = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: Logger(label: "test"))

@@ -1,4 +1,5 @@
 import Foundation
+import Multipart
 import FormPostServer
 import Logging
 import Testing

@@ -8,7 +8,7 @@ import Multipart
 ///
 /// Errors are reported through ``streamError``, which this class implements; the base
 /// class's, unimplemented in swift-corelibs-foundation, is never called.
-final class PlanInputStream: InputStream, @unchecked Sendable {
+final class PlanInputStream: InputStream {
     private let reader: BodyChunkReader
     private var status: Stream.Status = .notOpen
     private var failure: (any Error)?

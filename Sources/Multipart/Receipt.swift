@@ -32,15 +32,26 @@ public struct Receipt: Codable, Equatable, Sendable {
         public let sha256: String
         /// The stored file's name, relative to the receiver's directory.
         public let storedAs: String
+
+        /// Creates a file entry.
+        public init(name: String, filename: String, contentType: String?, size: Int64, sha256: String, storedAs: String) {
+            self.name = name
+            self.filename = filename
+            self.contentType = contentType
+            self.size = size
+            self.sha256 = sha256
+            self.storedAs = storedAs
+        }
     }
 
     /// The text fields.
     public var fields: [Field] = []
     /// The stored files.
     public var files: [File] = []
-}
 
-/// The body of an error response: `{"error": "…"}`.
-struct ErrorBody: Codable {
-    let error: String
+    /// Creates a receipt.
+    public init(fields: [Field] = [], files: [File] = []) {
+        self.fields = fields
+        self.files = files
+    }
 }
