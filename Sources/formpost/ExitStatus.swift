@@ -6,6 +6,7 @@ enum ExitStatus: Int32 {
     case ok = 0
     case failure = 1
     case usage = 2
+    case malformedURL = 3
     case cannotResolve = 6
     case cannotConnect = 7
     case httpError = 22
@@ -23,6 +24,7 @@ enum ExitStatus: Int32 {
         switch error {
         case is UsageError: return .usage
         case is OutputFile.Failure: return .writeError
+        case let error as TargetURL.Failure: return error.status
         case let error as ConnectionOptions.CertificateFileError:
             return error.kind == .caCertificates ? .caCertificateProblem : .clientCertificateProblem
         case UploadError.tlsHandshakeFailed: return .tlsHandshakeFailed

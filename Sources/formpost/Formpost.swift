@@ -15,7 +15,7 @@ struct Formpost: AsyncParsableCommand {
     /// Runs the command; usage mistakes exit 2, as curl's do.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(ShortOptions.split(Array(CommandLine.arguments.dropFirst())))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

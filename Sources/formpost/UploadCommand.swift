@@ -13,6 +13,7 @@ struct UploadCommand: AsyncParsableCommand {
 
     @OptionGroup var formOptions: FormOptions
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var identity: IdentityOptions
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send this file as the raw body (PUT unless -X says otherwise).")
     var uploadFile: String?
     @Option(name: .customLong("data-binary"), help: "Send @FILE (or a literal value) as the raw body of a POST.")
@@ -25,6 +26,10 @@ struct UploadCommand: AsyncParsableCommand {
     var output: String?
     @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the status is 400 or more.")
     var failOnError = false
+    @Flag(name: .customLong("fail-with-body"), help: "Exit 22 when the status is 400 or more, after printing the body.")
+    var failWithBody = false
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the response's status line and header fields before its body.")
+    var include = false
     @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects (credentials are dropped when the origin changes).")
     var location = false
     @Flag(name: .customLong("location-trusted"), help: "Follow redirects and send credentials to other origins too (never from https to http).")
@@ -66,14 +71,12 @@ struct UploadCommand: AsyncParsableCommand {
     }
 
     private func upload(with uploadTransport: any UploadTransport) async throws {
-        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw UsageError("\(url) is not an http or https URL")
-        }
+        let target = try TargetURL.parse(url)
         let rate = try limitRate.map { text -> Int64 in
             guard let value = ByteSize.parse(text), value > 0 else { throw UsageError("--limit-rate \(text): expected a size such as 500K or 10M") }
             return value
         }
-        let extraHeaders = try headers.map { line -> (name: String, value: String) in
+        let extraHeaders = try identity.headers() + headers.map { line -> (name: String, value: String) in
             let field = try FormBuilder.header(line)
             return (field.name, field.value)
         }
@@ -105,14 +108,19 @@ struct UploadCommand: AsyncParsableCommand {
         let sent = lastSent.withLock { $0 }
         bar.finish(summary: "Sent \(ByteSize.format(sent)) in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", Double(sent) / max(seconds, 1e-9) / 1e6)) MB/s); HTTP \(response.status)")
         if verbose { printResponseHead(response) }
-        if failOnError, response.status >= 400 {
+        if failOnError, !failWithBody, response.status >= 400 {
             FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8))
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
+        let head = include ? Array(Self.responseHead(response).utf8) : []
         if let output {
-            try OutputFile.write(response.body, to: output)
+            try OutputFile.write(head + response.body, to: output)
         } else if !json {
-            FileHandle.standardOutput.write(Data(response.body))
+            FileHandle.standardOutput.write(Data(head + response.body))
+        }
+        if failWithBody, response.status >= 400 {
+            FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8))
+            throw ExitCode(ExitStatus.httpError.rawValue)
         }
         if json { printJSON(response: response, sent: sent, seconds: seconds) }
     }
@@ -167,8 +175,15 @@ struct UploadCommand: AsyncParsableCommand {
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n>\n").utf8))
     }
 
+    /// The status line and header fields as `-i` prints them (CRLF line ends, a blank line after).
+    static func responseHead(_ response: UploadResponse) -> String {
+        let reason = ReasonPhrase.of(response.status)
+        let lines = ["HTTP/1.1 \(response.status) \(reason)"] + response.headers.map { "\($0.name): \($0.value)" }
+        return lines.joined(separator: "\r\n") + "\r\n\r\n"
+    }
+
     private func printResponseHead(_ response: UploadResponse) {
-        let lines = ["< HTTP/1.1 \(response.status)"] + response.headers.map { "< \($0.name): \($0.value)" }
+        let lines = ["< HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))"] + response.headers.map { "< \($0.name): \($0.value)" }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n<\n").utf8))
     }
 
@@ -177,9 +192,9 @@ struct UploadCommand: AsyncParsableCommand {
         for header in response.headers { headers[header.name.lowercased()] = header.value }
         let summary: [String: Any] = [
             "status": response.status, "bytes_sent": sent, "seconds": seconds,
-            "mbps": Double(sent) / max(seconds, 1e-9) / 1e6, "response_headers": headers, "response_bytes": response.body.count,
+            "megabytes_per_second": Double(sent) / max(seconds, 1e-9) / 1e6, "response_headers": headers, "response_bytes": response.body.count,
         ]
-        if let data = try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys]) {
+        if let data = try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys, .withoutEscapingSlashes]) {
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         }
     }

@@ -1,0 +1,77 @@
+import Foundation
+import Multipart
+import Testing
+
+/// Options and errors that curl users type daily, run against curl itself where curl has
+/// the same option: the same arguments, the same exit code, and what the server received.
+@Suite("curl parity")
+struct CurlParityTests {
+    /// One command line: the arguments before the URL, the path on the test server, and the exit code both must end with.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let arguments: [String]
+        let path: String
+        let exitCode: Int32
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let cases: [Case] = [
+        Case(arguments: ["-u", "ann:s3cret:with:colons", "-F", "a=1"], path: "echo", exitCode: 0),
+        Case(arguments: ["-A", "MyAgent/2.0", "-F", "a=1"], path: "echo", exitCode: 0),
+        Case(arguments: ["-i", "-F", "a=1"], path: "reply?status=201&type=text/plain&body64=aGk=", exitCode: 0),
+        Case(arguments: ["-f", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
+        Case(arguments: ["--fail-with-body", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
+        Case(arguments: ["-Fa=1"], path: "echo", exitCode: 0),
+    ]
+
+    @Test("the same arguments give the same exit code, output and request as curl", arguments: cases)
+    func sameAsCurl(_ parityCase: Case) async throws {
+        let server = try TestServer()
+        let (ours, theirs) = try await server.run { base in
+            let url = base.absoluteString + "/" + parityCase.path
+            let ours = try await offPool { try formpost(["-s"] + parityCase.arguments + [url]) }
+            let theirs = try await offPool { () -> (Int32, Data) in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = ["curl", "-s"] + parityCase.arguments + [url]
+                let output = Pipe()
+                process.standardOutput = output
+                try process.run()
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (process.terminationStatus, data)
+            }
+            return (ours, theirs)
+        }
+        #expect(ours.status == parityCase.exitCode, "\(ours.stderr)")
+        #expect(theirs.0 == parityCase.exitCode)
+        if parityCase.path == "echo" {
+            let ourEcho = try JSONDecoder().decode(Echo.self, from: ours.stdout)
+            let curlEcho = try JSONDecoder().decode(Echo.self, from: theirs.1)
+            for field in ["authorization", "content-type"] where field != "content-type" {
+                #expect(ourEcho.header(field) == curlEcho.header(field), "\(field)")
+            }
+            if parityCase.arguments.contains("-A") { #expect(ourEcho.header("user-agent") == curlEcho.header("user-agent")) }
+            #expect(ourEcho.method == curlEcho.method)
+        } else if parityCase.arguments.contains("-i") {
+            let ourStatus = ours.text.components(separatedBy: "\r\n").first
+            let curlStatus = String(decoding: theirs.1, as: UTF8.self).components(separatedBy: "\r\n").first
+            #expect(ourStatus == "HTTP/1.1 201 Created" && curlStatus == "HTTP/1.1 201 Created")
+            #expect(ours.text.hasSuffix("\r\n\r\nhi"))
+        } else {
+            #expect(ours.stdout == theirs.1, "the body is printed (or not) as curl does")
+        }
+    }
+
+    @Test("URLs as curl reads them: no scheme is http, another scheme exits 1, a malformed one 3")
+    func urls() async throws {
+        let server = try TestServer()
+        let schemeless = try await server.run { base in
+            try await offPool { try formpost(["-s", "-F", "a=1", "127.0.0.1:\(base.port ?? 0)/echo"]) }
+        }
+        #expect(schemeless.status == 0, "\(schemeless.stderr)")
+        let other = try formpost(["-s", "-F", "a=1", "htp://example.com/"])
+        #expect(other.status == 1 && other.stderr.contains("Protocol \"htp\" not supported"), "\(other.stderr)")
+        let malformed = try formpost(["-s", "-F", "a=1", "http://[::1"])
+        #expect(malformed.status == 3, "\(malformed.stderr)")
+    }
+}
