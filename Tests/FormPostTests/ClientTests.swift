@@ -381,8 +381,7 @@ struct ProgressReporterTests {
 struct ResponseSizeCapTests {
     @Test("a response over the cap is one error on both transports, with or without a request body", arguments: ["ahc", "urlsession"])
     func tooLarge(transportName: String) async throws {
-        let transport: any UploadTransport = transportName == "ahc" ? AsyncHTTPClientTransport.shared : URLSessionTransport()
-        let client = FormPostClient(transport: transport)
+        let client = FormPostClient(transport: transport(named: transportName))
         let server = try TestServer()
         let outcomes = try await server.run { base in
             let url = URL(string: "\(base)/reply?status=200&type=text/plain&body64=" + Data(repeating: 0x41, count: 5000).base64EncodedString())!
@@ -405,8 +404,7 @@ struct ResponseSizeCapTests {
 struct CancelledBeforeSendingTests {
     @Test("a task cancelled before it sends sends nothing, on both transports", arguments: ["ahc", "urlsession"])
     func cancelledFirst(transportName: String) async throws {
-        let transport: any UploadTransport = transportName == "ahc" ? AsyncHTTPClientTransport.shared : URLSessionTransport()
-        let client = FormPostClient(transport: transport)
+        let client = FormPostClient(transport: transport(named: transportName))
         let server = try TestServer()
         let outcome = try await server.run { base in
             let task = Task { () -> String in
@@ -424,4 +422,9 @@ struct CancelledBeforeSendingTests {
         #expect(outcome == "CancellationError")
         #expect(server.flakyCount.withLock { $0 } == 0, "the server received the request")
     }
+}
+
+/// The shared AsyncHTTPClient transport (`ahc`) or a new URLSession one (`urlsession`).
+func transport(named name: String) -> any UploadTransport {
+    name == "ahc" ? AsyncHTTPClientTransport.shared : URLSessionTransport()
 }

@@ -98,19 +98,8 @@ final class HeldConnection {
     private let descriptor: Int32
 
     init(port: Int) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(descriptor)
-            throw Subprocess.Failure(description: "connect failed")
-        }
+        guard let descriptor = try RawSocket.connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
+        self.descriptor = descriptor
     }
 
     deinit { close(descriptor) }

@@ -56,33 +56,35 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 
 /// A plain TCP client for sending bytes a well-behaved HTTP client never would.
 enum RawSocket {
-    /// Whether something accepts connections on 127.0.0.1:`port`.
-    static func connects(port: Int) throws -> Bool {
+    /// A socket connected to 127.0.0.1:`port`, or nil when nothing accepts there; the caller closes it.
+    static func connect(port: Int) throws -> Int32? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
-    }
-
-    /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes without waiting for an answer.
-    static func sendAndClose(port: Int, bytes: [UInt8]) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
-        defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw Subprocess.Failure(description: "connect failed") }
+        guard connected == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
+    /// Whether something accepts connections on 127.0.0.1:`port`.
+    static func connects(port: Int) throws -> Bool {
+        guard let descriptor = try connect(port: port) else { return false }
+        close(descriptor)
+        return true
+    }
+
+    /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes without waiting for an answer.
+    static func sendAndClose(port: Int, bytes: [UInt8]) throws {
+        guard let descriptor = try connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
+        defer { close(descriptor) }
         _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 }
