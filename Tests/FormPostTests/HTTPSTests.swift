@@ -1,5 +1,8 @@
 import AsyncHTTPClient
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import FormPost
 import FormPostServer
 import Multipart
@@ -148,6 +151,44 @@ struct HTTPSTests {
             }
             #expect(front.nginx.protocolsLogged == ["HTTP/2.0", "HTTP/1.1", "HTTP/1.1", "HTTP/1.1"])
         }
+    }
+
+    @Test("over TLS, stream parts, bytes and files the page cache does not hold all arrive byte-exact", arguments: [false, true])
+    func everyKindOfPart(chunked: Bool) async throws {
+        let directory = try SampleDirectory()
+        let path = try directory.file("cold.bin", size: 6_000_000, seed: 5)
+        var form = MultipartForm()
+        form.append(name: "title", value: "Holiday")
+        form.append(name: "blob", bytes: Array(repeating: 7, count: 300_000), filename: "blob.bin")
+        try form.append(name: "cold", fileAt: path)
+        let chunks: [[UInt8]] = (0..<12).map { [UInt8](repeating: UInt8($0), count: 90_000) }
+        form.append(name: "stream", length: chunked ? nil : 1_080_000, filename: "s.bin") {
+            AsyncStream<[UInt8]> { continuation in
+                for chunk in chunks { continuation.yield(chunk) }
+                continuation.finish()
+            }
+        }
+        let expected = try await form.plan().encodedData()
+        let sending = form
+        // Out of the page cache, so that reading it must wait for the disk: the event loop
+        // leaves those reads to NIO's thread pool.
+        let descriptor = open(path, O_RDONLY)
+        #expect(fdatasync(descriptor) == 0)
+        #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        close(descriptor)
+        let (digest, protocols) = try await withFront { front in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(front.fixtures.caPath)
+            var configuration = HTTPClient.Configuration()
+            configuration.tlsConfiguration = tls
+            let transport = AsyncHTTPClientTransport(configuration: configuration)
+            let response = try await FormPostClient(transport: transport).upload(sending, to: URL(string: front.url("digest"))!, strategy: .streaming)
+            try await transport.shutdown()
+            return (try JSONDecoder().decode(Digest.self, from: Data(response.body)), front.nginx.protocolsLogged)
+        }
+        #expect(digest.length == expected.count)
+        #expect(digest.sha256 == sha256Hex(expected))
+        #expect(protocols == ["HTTP/2.0"])
     }
 
     @Test("over TLS the client's memory stays bounded against a slow reader, on HTTP/1.1 and HTTP/2", arguments: ["--http1.1", "--http2"])

@@ -1,12 +1,13 @@
 import AsyncHTTPClient
 import NIOCore
+import NIOPosix
 
 /// Writes a body to AsyncHTTPClient's stream writer from the connection's own event loop:
 /// it reads the next buffer when the connection has taken an earlier one, with at most
 /// `window` buffers handed over and not yet taken. Bytes in memory and file bytes the page
 /// cache holds are read right there, without blocking (`preadv2` with `RWF_NOWAIT`); bytes
-/// that must come from the disk or from a stream are read by a task off the loop, and the
-/// pump goes on when they are in.
+/// that must come from the disk are read on NIO's thread pool, a stream's are awaited by a
+/// task, and the pump goes on when they are in.
 ///
 /// Keeping production on the connection's thread is what makes TLS uploads cheap: no
 /// wake-up of another thread per buffer, and each buffer is encrypted by the core that
@@ -81,7 +82,11 @@ final class EventLoopBodyPump: @unchecked Sendable {
         Task {
             let result: Result<ByteBuffer?, any Error>
             do {
-                result = .success(try await state.state.nextBuffer())
+                // File bytes from the disk on NIO's thread pool (never on the event loop, nor
+                // blocking a thread of the cooperative pool); a stream's bytes awaited here.
+                var buffer = try await NIOThreadPool.singleton.runIfActive { try state.state.nextBufferReadingFiles() }
+                if buffer == nil, !state.state.isFinished { buffer = try await state.state.nextBuffer() }
+                result = .success(buffer)
             } catch {
                 result = .failure(error)
             }

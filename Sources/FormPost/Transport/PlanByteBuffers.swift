@@ -92,6 +92,17 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
             return try fill(&buffer, with: { try reader.readCachedWithoutSuspending(into: $0) }) > 0 ? buffer : nil
         }
 
+        /// The next buffer read without suspending — file reads may block the thread, so call
+        /// it on a thread that may block — or nil at the end or where the next bytes must be
+        /// awaited from a stream (then call ``nextBuffer()``).
+        func nextBufferReadingFiles() throws -> ByteBuffer? {
+            guard !reader.isFinished else { return nil }
+            var buffer = takeBuffer()
+            defer { recycled.append(buffer) }
+            let reader = self.reader
+            return try fill(&buffer, with: { try reader.readWithoutSuspending(into: $0) }) > 0 ? buffer : nil
+        }
+
         /// Whether the whole body has been read.
         var isFinished: Bool { reader.isFinished }
 

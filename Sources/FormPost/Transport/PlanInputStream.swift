@@ -41,35 +41,52 @@ final class PlanInputStream: InputStream {
 
     override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>) -> Bool { false }
 
-    /// Waits for a stream part's next bytes.
+    /// Waits for a stream part's next bytes, read by a task into a buffer of its own. The wait
+    /// has a way out: when URLSession closes the stream (the upload was cancelled or failed),
+    /// the read is abandoned and the task's late bytes go nowhere.
     private func awaitRead(into target: UnsafeMutableRawBufferPointer) throws -> Int {
         let done = DispatchSemaphore(value: 0)
-        let box = ReadBox(reader: reader, target: target)
-        Task {
-            box.run(await Result(catching: { try await box.reader.read(into: box.target) }))
+        let box = ReadBox(reader: reader, capacity: target.count)
+        let task = Task {
+            await box.run()
             done.signal()
         }
-        done.wait()
-        return try box.result!.get()
+        while done.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+            if status == .closed {
+                task.cancel()
+                throw CancellationError()
+            }
+        }
+        return try box.copy(into: target)
     }
 }
 
-/// Carries a read across to the task that performs it; the stream's thread waits meanwhile.
+/// A read performed by a task into memory of its own, handed over once complete; the
+/// stream's thread waits meanwhile, or gives up.
 private final class ReadBox: @unchecked Sendable {
     let reader: BodyChunkReader
-    let target: UnsafeMutableRawBufferPointer
+    let scratch: UnsafeMutableRawBufferPointer
     var result: Result<Int, any Error>?
 
-    init(reader: BodyChunkReader, target: UnsafeMutableRawBufferPointer) {
+    init(reader: BodyChunkReader, capacity: Int) {
         self.reader = reader
-        self.target = target
+        scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, capacity), alignment: 16)
     }
 
-    func run(_ outcome: Result<Int, any Error>) { result = outcome }
-}
+    deinit { scratch.deallocate() }
 
-extension Result where Failure == any Error {
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
+    func run() async {
+        do {
+            result = .success(try await reader.read(into: scratch))
+        } catch {
+            result = .failure(error)
+        }
+    }
+
+    /// Copies what the completed read produced into `target`.
+    func copy(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = try result!.get()
+        if count > 0 { target.baseAddress!.copyMemory(from: scratch.baseAddress!, byteCount: min(count, target.count)) }
+        return count
     }
 }
