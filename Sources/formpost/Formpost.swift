@@ -7,7 +7,14 @@ struct Formpost: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "formpost",
         abstract: "Build, send and receive multipart/form-data.",
-        discussion: "formpost -F name=value -F file=@photo.jpg https://example.com/upload",
+        discussion: """
+        Without a subcommand, formpost uploads as curl does (see 'formpost upload --help'):
+          formpost -F title=Holiday -F photo=@beach.jpg https://example.com/upload
+          formpost -T big.iso https://example.com/put
+          formpost encode -F a=1 -F f=@x.bin -o body.bin
+          formpost serve --port 8080 --dir ./uploads
+          formpost demo
+        """,
         subcommands: [UploadCommand.self, EncodeCommand.self, ServeCommand.self, DemoCommand.self],
         defaultSubcommand: UploadCommand.self
     )

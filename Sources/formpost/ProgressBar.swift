@@ -27,17 +27,26 @@ final class ProgressBar: Sendable {
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + summary + "\n").utf8))
     }
 
-    /// The bar's text: `[#####.....]  45%  450.0 MiB / 1.0 GiB  1.2 GB/s  ETA 0:01`.
+    /// The shortest time over which a rate means something; before it the bar shows neither
+    /// rate nor time left.
+    static let minimumSample = 0.5
+
+    /// The bar's text, in one unit family (MiB, MiB/s):
+    /// `[#####.....]  45%  450.0 MiB / 1.0 GiB  1.2 GiB/s  ETA 0:01`.
     static func render(_ progress: UploadProgress, elapsed: Double, width: Int) -> String {
-        let rate = elapsed > 0 ? Double(progress.bytesSent) / elapsed : 0
-        let rateText = String(format: "%.1f MB/s", rate / 1e6)
+        let measured = elapsed >= minimumSample && progress.bytesSent > 0
+        let rate = measured ? Double(progress.bytesSent) / elapsed : 0
+        let rateText = measured ? "  " + ByteSize.format(Int64(rate)) + "/s" : ""
         guard let fraction = progress.fraction, let total = progress.totalBytes else {
-            return "\(ByteSize.format(progress.bytesSent)) sent  \(rateText)"
+            return "\(ByteSize.format(progress.bytesSent)) sent\(rateText)"
         }
         let filled = min(width, Int(fraction * Double(width)))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        let remaining = rate > 0 ? Double(total - progress.bytesSent) / rate : 0
-        let eta = String(format: "%d:%02d", Int(remaining) / 60, Int(remaining) % 60)
-        return String(format: "[%@] %3d%%  %@ / %@  %@  ETA %@", bar, Int(fraction * 100), ByteSize.format(progress.bytesSent), ByteSize.format(total), rateText, eta)
+        var line = String(format: "[%@] %3d%%  %@ / %@", bar, Int(fraction * 100), ByteSize.format(progress.bytesSent), ByteSize.format(total)) + rateText
+        if measured {
+            let remaining = Double(total - progress.bytesSent) / rate
+            line += String(format: "  ETA %d:%02d", Int(remaining) / 60, Int(remaining) % 60)
+        }
+        return line
     }
 }

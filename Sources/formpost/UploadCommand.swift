@@ -9,7 +9,18 @@ import Synchronization
 
 /// `formpost [options] URL`: uploads a form (`-F`), a file (`-T`) or raw bytes (`--data-binary`).
 struct UploadCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "upload", abstract: "Upload a form, a file or bytes (the default command).")
+    static let configuration = CommandConfiguration(
+        commandName: "upload",
+        abstract: "Upload a form, a file or bytes (the default command).",
+        discussion: """
+        Examples:
+          formpost -F title=Holiday -F photo=@beach.jpg https://example.com/upload
+          formpost -T big.iso https://example.com/put                   # a raw PUT
+          formpost --cacert ca.pem --http1.1 -F f=@x.bin https://localhost:8443/
+          formpost encode -F a=1 -F f=@x.bin -o body.bin                # the body, not sent
+          formpost serve --port 8080 --dir ./uploads                    # receive uploads
+        """
+    )
 
     @OptionGroup var formOptions: FormOptions
     @OptionGroup var connection: ConnectionOptions
@@ -106,7 +117,7 @@ struct UploadCommand: AsyncParsableCommand {
         }
         let seconds = Date().timeIntervalSince(started)
         let sent = lastSent.withLock { $0 }
-        bar.finish(summary: "Sent \(ByteSize.format(sent)) in \(String(format: "%.2f", seconds)) s (\(String(format: "%.1f", Double(sent) / max(seconds, 1e-9) / 1e6)) MB/s); HTTP \(response.status)")
+        bar.finish(summary: "Sent \(ByteSize.format(sent)) in \(String(format: "%.2f", seconds)) s (\(ByteSize.format(Int64(Double(sent) / max(seconds, 1e-9))))/s); HTTP \(response.status)")
         if verbose { printResponseHead(response) }
         if failOnError, !failWithBody, response.status >= 400 {
             FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8))

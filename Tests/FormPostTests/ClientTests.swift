@@ -428,3 +428,16 @@ struct CancelledBeforeSendingTests {
 func transport(named name: String) -> any UploadTransport {
     name == "ahc" ? AsyncHTTPClientTransport.shared : URLSessionTransport()
 }
+
+@Suite("Transport lifecycles")
+struct TransportLifecycleTests {
+    @Test("shutting down the shared transport leaves it working for everyone else")
+    func sharedSurvivesShutdown() async throws {
+        try await AsyncHTTPClientTransport.shared.shutdown()
+        let server = try TestServer()
+        let status = try await server.run { base in
+            try await FormPostClient(transport: AsyncHTTPClientTransport.shared).send(.bytes([1]), to: base.appendingPathComponent("digest")).status
+        }
+        #expect(status == 200)
+    }
+}

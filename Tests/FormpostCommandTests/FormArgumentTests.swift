@@ -55,6 +55,8 @@ struct FormArgumentTests {
     @Test("the progress bar shows bytes, percentage, rate and time left")
     func progressBar() {
         let line = ProgressBar.render(.init(bytesSent: 512 << 20, totalBytes: 1 << 30), elapsed: 1, width: 10)
-        #expect(line == "[#####.....]  50%  512.0 MiB / 1.0 GiB  536.9 MB/s  ETA 0:01")
+        #expect(line == "[#####.....]  50%  512.0 MiB / 1.0 GiB  512.0 MiB/s  ETA 0:01")
+        let early = ProgressBar.render(.init(bytesSent: 4 << 20, totalBytes: 1 << 30), elapsed: 0.05, width: 10)
+        #expect(early == "[..........]   0%  4.0 MiB / 1.0 GiB", "no rate or time left from a 50 ms sample")
     }
 }
