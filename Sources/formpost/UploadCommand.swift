@@ -49,6 +49,14 @@ struct UploadCommand: AsyncParsableCommand {
     var maxRedirects = 50
     @Option(name: .customLong("retry"), help: "Retry this many times on connection failures, 503 and 429.")
     var retry: Int = 0
+    @Option(name: .customLong("retry-delay"), help: "Wait this many seconds between retries (instead of doubling from 0.5 s).")
+    var retryDelay: Double?
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print this after the transfer: %{http_code}, %{size_upload}, %{speed_upload}, %{time_total}, %{json}…")
+    var writeOut: String?
+    @Option(name: [.customShort("D"), .customLong("dump-header")], help: "Write the response's status line and header fields to this file (- for standard output).")
+    var dumpHeader: String?
+    @Flag(name: .customLong("create-dirs"), help: "Create the missing directories of -o's path.")
+    var createDirectories = false
     @Option(name: .customLong("limit-rate"), help: "The most bytes per second to send: 500K, 10M.")
     var limitRate: String?
     @Option(name: .customLong("max-time"), help: "The whole request's time limit in seconds.")
@@ -94,7 +102,8 @@ struct UploadCommand: AsyncParsableCommand {
         let (body, defaultMethod) = try requestBody()
         let requestMethod = RequestMethod(rawValue: method ?? defaultMethod.rawValue)
         let follows = location || locationTrusted
-        let options = UploadOptions(retry: retry > 0 ? RetryPolicy(maxRetries: retry) : .none, maxRedirects: follows ? max(0, maxRedirects) : 0,
+        let retryPolicy = retryDelay.map { RetryPolicy(maxRetries: retry, baseDelay: $0, maxDelay: $0) } ?? RetryPolicy(maxRetries: retry)
+        let options = UploadOptions(retry: retry > 0 ? retryPolicy : .none, maxRedirects: follows ? max(0, maxRedirects) : 0,
                                     keepsCredentialsAcrossOrigins: locationTrusted, maxBytesPerSecond: rate, timeout: maxTime)
         let client = FormPostClient(transport: uploadTransport, requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
         let bar = ProgressBar(enabled: !silent && !json)
@@ -123,7 +132,12 @@ struct UploadCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8))
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
+        if let dumpHeader { try OutputFile.write(Array(Self.responseHead(response).utf8), to: dumpHeader) }
         let head = include ? Array(Self.responseHead(response).utf8) : []
+        if let output, createDirectories {
+            let parent = (output as NSString).deletingLastPathComponent
+            if !parent.isEmpty { try? FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true) }
+        }
         if let output {
             try OutputFile.write(head + response.body, to: output)
         } else if !json {
@@ -134,6 +148,10 @@ struct UploadCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
         if json { printJSON(response: response, sent: sent, seconds: seconds) }
+        if let writeOut {
+            let transfer = WriteOut.Transfer(status: response.status, sent: sent, received: response.body.count, seconds: seconds, url: response.url.absoluteString)
+            FileHandle.standardOutput.write(Data(WriteOut(format: writeOut).render(transfer).utf8))
+        }
     }
 
     /// The transport `--transport` and the connection options ask for, and how to end it.

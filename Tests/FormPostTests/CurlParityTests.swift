@@ -21,6 +21,8 @@ struct CurlParityTests {
         Case(arguments: ["-f", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
         Case(arguments: ["--fail-with-body", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
         Case(arguments: ["-Fa=1"], path: "echo", exitCode: 0),
+        Case(arguments: ["-w", "code=%{http_code}\\n", "-F", "a=1"], path: "reply?status=202&type=text/plain&body64=aGk=", exitCode: 0),
+        Case(arguments: ["-D", "-", "-F", "a=1"], path: "reply?status=201&type=text/plain&body64=aGk=", exitCode: 0),
     ]
 
     @Test("the same arguments give the same exit code, output and request as curl", arguments: cases)
@@ -52,14 +54,30 @@ struct CurlParityTests {
             }
             if parityCase.arguments.contains("-A") { #expect(ourEcho.header("user-agent") == curlEcho.header("user-agent")) }
             #expect(ourEcho.method == curlEcho.method)
-        } else if parityCase.arguments.contains("-i") {
+        } else if parityCase.arguments.contains("-i") || parityCase.arguments.contains("-D") {
             let ourStatus = ours.text.components(separatedBy: "\r\n").first
             let curlStatus = String(decoding: theirs.1, as: UTF8.self).components(separatedBy: "\r\n").first
-            #expect(ourStatus == "HTTP/1.1 201 Created" && curlStatus == "HTTP/1.1 201 Created")
+            #expect(ourStatus == "HTTP/1.1 201 Created" && curlStatus == "HTTP/1.1 201 Created", "\(ourStatus ?? "") / \(curlStatus ?? "")")
             #expect(ours.text.hasSuffix("\r\n\r\nhi"))
         } else {
             #expect(ours.stdout == theirs.1, "the body is printed (or not) as curl does")
         }
+    }
+
+    @Test("--create-dirs makes the directories of -o's path, as curl's does")
+    func createDirectories() async throws {
+        let directory = try SampleDirectory()
+        let server = try TestServer()
+        let (ours, theirs) = try await server.run { base in
+            let url = base.absoluteString + "/reply?status=200&type=text/plain&body64=aGk="
+            let ours = try await offPool { try formpost(["-s", "--create-dirs", "-o", directory.path + "/ours/a/b.txt", "-F", "a=1", url]) }
+            let theirs = try await offPool { try Subprocess.run("curl", ["-s", "--create-dirs", "-o", directory.path + "/curl/a/b.txt", "-F", "a=1", url]) }
+            return (ours, theirs)
+        }
+        #expect(ours.status == 0, "\(ours.stderr)")
+        #expect(theirs.isEmpty)
+        #expect(FileManager.default.contents(atPath: directory.path + "/ours/a/b.txt") == Data("hi".utf8))
+        #expect(FileManager.default.contents(atPath: directory.path + "/curl/a/b.txt") == Data("hi".utf8))
     }
 
     @Test("URLs as curl reads them: no scheme is http, another scheme exits 1, a malformed one 3")

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import formpost
 
@@ -58,5 +59,16 @@ struct FormArgumentTests {
         #expect(line == "[#####.....]  50%  512.0 MiB / 1.0 GiB  512.0 MiB/s  ETA 0:01")
         let early = ProgressBar.render(.init(bytesSent: 4 << 20, totalBytes: 1 << 30), elapsed: 0.05, width: 10)
         #expect(early == "[..........]   0%  4.0 MiB / 1.0 GiB", "no rate or time left from a 50 ms sample")
+    }
+
+    @Test("-w's variables, escapes and %{json}")
+    func writeOut() throws {
+        let transfer = WriteOut.Transfer(status: 201, sent: 1000, received: 2, seconds: 0.5, url: "http://x/u")
+        let line = WriteOut(format: "code=%{http_code} up=%{size_upload} down=%{size_download} speed=%{speed_upload} t=%{time_total} %{nope}100%\\n").render(transfer)
+        #expect(line == "code=201 up=1000 down=2 speed=2000 t=0.500000 100%\n")
+        let json = WriteOut(format: "%{json}").render(transfer)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["http_code"] as? Int == 201 && object["size_upload"] as? Int == 1000 && object["url_effective"] as? String == "http://x/u")
+        #expect(!json.contains("\\/"), "slashes are not escaped: \(json)")
     }
 }

@@ -1,0 +1,61 @@
+import Foundation
+
+/// curl's `-w`/`--write-out`: a format whose `%{variable}` are replaced once the transfer
+/// is done — `http_code`, `size_upload`, `size_download`, `speed_upload` (bytes per
+/// second), `time_total` (seconds), `url_effective`, `%{json}` (all of them as one JSON
+/// object) — and whose `\n`, `\r`, `\t` are those characters.
+struct WriteOut {
+    let format: String
+
+    /// What the transfer gives the variables.
+    struct Transfer {
+        let status: Int
+        let sent: Int64
+        let received: Int
+        let seconds: Double
+        let url: String
+    }
+
+    func render(_ transfer: Transfer) -> String {
+        let values: [String: String] = [
+            "http_code": String(format: "%03d", transfer.status),
+            "response_code": String(format: "%03d", transfer.status),
+            "size_upload": String(transfer.sent),
+            "size_download": String(transfer.received),
+            "speed_upload": String(Int64(Double(transfer.sent) / max(transfer.seconds, 1e-9))),
+            "time_total": String(format: "%.6f", transfer.seconds),
+            "url_effective": transfer.url,
+        ]
+        var output = ""
+        var rest = Substring(format)
+        while let start = rest.firstIndex(where: { $0 == "%" || $0 == "\\" }) {
+            output += rest[..<start]
+            let after = rest.index(after: start)
+            guard after < rest.endIndex else {
+                output.append(rest[start])
+                rest = rest[after...]
+                break
+            }
+            if rest[start] == "\\" {
+                let escapes: [Character: String] = ["n": "\n", "r": "\r", "t": "\t", "\\": "\\"]
+                output += escapes[rest[after]] ?? String(rest[start...after])
+                rest = rest[rest.index(after: after)...]
+            } else if rest[after] == "{", let close = rest[after...].firstIndex(of: "}") {
+                let name = String(rest[rest.index(after: after)..<close])
+                output += name == "json" ? Self.json(values) : (values[name] ?? "")
+                rest = rest[rest.index(after: close)...]
+            } else {
+                output.append(rest[start])
+                rest = rest[after...]
+            }
+        }
+        return output + rest
+    }
+
+    private static func json(_ values: [String: String]) -> String {
+        var object: [String: Any] = [:]
+        for (name, value) in values { object[name] = Double(value).map { $0.rounded() == $0 && !value.contains(".") ? Int($0) as Any : $0 as Any } ?? value }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
