@@ -38,8 +38,8 @@ struct Formpost: AsyncParsableCommand {
     }
 }
 
-/// Prints `formpost: message` on standard error and ends with the matching exit code.
-func fail(_ error: any Error) -> ExitCode {
-    FileHandle.standardError.write(Data("formpost: \(error)\n".utf8))
+/// Prints `formpost: message` on standard error (unless `quiet`) and ends with the matching exit code.
+func fail(_ error: any Error, quiet: Bool = false) -> ExitCode {
+    if !quiet { FileHandle.standardError.write(Data("formpost: \(error)\n".utf8)) }
     return ExitCode(ExitStatus.forError(error).rawValue)
 }

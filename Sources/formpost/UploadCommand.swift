@@ -61,8 +61,10 @@ struct UploadCommand: AsyncParsableCommand {
     var limitRate: String?
     @Option(name: .customLong("max-time"), help: "The whole request's time limit in seconds.")
     var maxTime: Double?
-    @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress bar or summary.")
+    @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress bar, summary or error message (with -S, error messages still).")
     var silent = false
+    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, print error messages all the same.")
+    var showError = false
     @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the request and response heads on standard error.")
     var verbose = false
     @Option(name: .customLong("transport"), help: "ahc (AsyncHTTPClient, the default) or urlsession.")
@@ -85,7 +87,7 @@ struct UploadCommand: AsyncParsableCommand {
         } catch let code as ExitCode {
             throw code
         } catch {
-            throw fail(error)
+            throw fail(error, quiet: silent && !showError)
         }
     }
 
@@ -129,7 +131,7 @@ struct UploadCommand: AsyncParsableCommand {
         bar.finish(summary: "Sent \(ByteSize.format(sent)) in \(String(format: "%.2f", seconds)) s (\(ByteSize.format(Int64(Double(sent) / max(seconds, 1e-9))))/s); HTTP \(response.status)")
         if verbose { printResponseHead(response) }
         if failOnError, !failWithBody, response.status >= 400 {
-            FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8))
+            if !silent || showError { FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8)) }
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
         if let dumpHeader { try OutputFile.write(Array(Self.responseHead(response).utf8), to: dumpHeader) }
@@ -144,7 +146,7 @@ struct UploadCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(head + response.body))
         }
         if failWithBody, response.status >= 400 {
-            FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8))
+            if !silent || showError { FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8)) }
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
         if json { printJSON(response: response, sent: sent, seconds: seconds) }

@@ -91,7 +91,7 @@ struct HTTPSTests {
             case .wrongHost: port = front.nginx.wrongHostPort
             case .untrusted: port = front.nginx.untrustedPort
             }
-            let arguments = ["-s", "--max-time", "20"] + trustCase.options(front.fixtures) + ["-F", "a=1", front.url("digest", port: port)]
+            let arguments = ["-sS", "--max-time", "20"] + trustCase.options(front.fixtures) + ["-F", "a=1", front.url("digest", port: port)]
             let ours = try await offPool { try formpost(arguments) }
             let curl = try await offPool { () -> Int32 in
                 let process = Process()
