@@ -112,6 +112,22 @@ struct HTTPSTests {
         }
     }
 
+    @Test("--cert and --key present a client certificate; without one the server refuses, as with curl")
+    func clientCertificate() async throws {
+        let (withCertificate, curlWith, without, curlWithout) = try await withFront { front in
+            let url = front.url("digest", port: front.nginx.clientCertificatePort)
+            let common = ["-s", "--cacert", front.fixtures.caPath, "-F", "a=1", "-w", "%{http_code}", "-o", "/dev/null"]
+            let certificate = ["--cert", front.fixtures.clientCertificatePath, "--key", front.fixtures.clientKeyPath]
+            return (try await offPool { try formpost(common + certificate + [url]) },
+                    try await offPool { try Subprocess.run("curl", common + certificate + [url]) },
+                    try await offPool { try formpost(common + [url]) },
+                    try await offPool { try Subprocess.run("curl", common + [url]) })
+        }
+        #expect(withCertificate.status == 0 && withCertificate.text == "200", "\(withCertificate.text) \(withCertificate.stderr)")
+        #expect(curlWith == "200")
+        #expect(without.text == "400" && curlWithout == "400", "nginx answers 400 to a client without a certificate: \(without.text), curl \(curlWithout)")
+    }
+
     @Test("the URLSession transport refuses a certificate the system does not trust, with exit code 60")
     func urlSessionTrust() async throws {
         let result = try await withFront { front in

@@ -13,6 +13,8 @@ final class NginxFront: Sendable {
     let expiredPort: Int
     let wrongHostPort: Int
     let untrustedPort: Int
+    /// The valid certificate, on HTTP/1.1, asking clients for a certificate the CA signed.
+    let clientCertificatePort: Int
     private let directory: String
     private let process: Process
 
@@ -23,12 +25,13 @@ final class NginxFront: Sendable {
         expiredPort = try freePort()
         wrongHostPort = try freePort()
         untrustedPort = try freePort()
-        func server(_ port: Int, _ certificate: String, http2: Bool) -> String {
+        clientCertificatePort = try freePort()
+        func server(_ port: Int, _ certificate: String, http2: Bool, verifyingClients: Bool = false) -> String {
             """
               server {
                 listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                 ssl_certificate \(certificate);
-                ssl_certificate_key \(fixtures.keyPath);
+                ssl_certificate_key \(fixtures.keyPath);\(verifyingClients ? "\n    ssl_client_certificate \(fixtures.caPath);\n    ssl_verify_client on;" : "")
                 client_max_body_size 0;
                 location / {
                   proxy_pass http://127.0.0.1:\(upstreamPort);
@@ -51,7 +54,8 @@ final class NginxFront: Sendable {
           client_body_temp_path \(directory)/body;
           proxy_temp_path \(directory)/proxy;
         \(server(port, fixtures.certificatePath, http2: true))\(server(expiredPort, fixtures.expiredCertificatePath, http2: false))\
-        \(server(wrongHostPort, fixtures.wrongHostCertificatePath, http2: false))\(server(untrustedPort, fixtures.untrustedCertificatePath, http2: false))
+        \(server(wrongHostPort, fixtures.wrongHostCertificatePath, http2: false))\(server(untrustedPort, fixtures.untrustedCertificatePath, http2: false))\
+        \(server(clientCertificatePort, fixtures.certificatePath, http2: false, verifyingClients: true))
         }
         """
         try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
@@ -60,7 +64,7 @@ final class NginxFront: Sendable {
         process.arguments = ["nginx", "-p", directory, "-c", directory + "/nginx.conf", "-g", "daemon off;"]
         process.standardError = FileHandle.nullDevice
         try process.run()
-        for port in [port, expiredPort, wrongHostPort, untrustedPort] { try waitUntilListening(port) }
+        for port in [port, expiredPort, wrongHostPort, untrustedPort, clientCertificatePort] { try waitUntilListening(port) }
     }
 
     deinit { stop() }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Certificates made by openssl for one test, in a temporary directory: a CA, and server
 /// certificates signed by it — for `localhost` and `127.0.0.1` (valid), expired, and for
-/// another host name — plus one for `localhost` signed by a CA nobody trusts. All share one
-/// key. Nothing touches the system's trust store.
+/// another host name — plus one for `localhost` signed by a CA nobody trusts (all with one
+/// key), and a client certificate signed by the CA. Nothing touches the system's trust store.
 final class TLSFixtures: Sendable {
     let directory: String
     /// The trusted CA's certificate (what `--cacert` names).
@@ -18,6 +18,9 @@ final class TLSFixtures: Sendable {
     var wrongHostCertificatePath: String { directory + "/wrong-host.pem" }
     /// A certificate for `localhost` signed by another CA.
     var untrustedCertificatePath: String { directory + "/untrusted.pem" }
+    /// A client certificate signed by the CA, and its key.
+    var clientCertificatePath: String { directory + "/client.pem" }
+    var clientKeyPath: String { directory + "/client.key" }
 
     init() throws {
         directory = NSTemporaryDirectory() + "formpost-tls-" + UUID().uuidString
@@ -30,6 +33,10 @@ final class TLSFixtures: Sendable {
         try sign(names: "DNS:localhost,IP:127.0.0.1", days: "-1", ca: "ca", output: "expired.pem")
         try sign(names: "DNS:elsewhere.invalid", days: "2", ca: "ca", output: "wrong-host.pem")
         try sign(names: "DNS:localhost,IP:127.0.0.1", days: "2", ca: "other-ca", output: "untrusted.pem")
+        try openssl(["req"] + ec + ["-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=formpost test client"])
+        try "extendedKeyUsage=clientAuth\n".write(toFile: directory + "/client.cnf", atomically: true, encoding: .utf8)
+        try openssl(["x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                     "-out", "client.pem", "-days", "2", "-extfile", "client.cnf"])
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
