@@ -15,19 +15,8 @@ struct TLSServerTests {
         logger.logLevel = .critical
         let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: logger)
         let tls = try UploadServer.serverTLSConfiguration(certificateChainPath: fixtures.certificatePath, privateKeyPath: fixtures.keyPath)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = try UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls).application { continuation.yield($0) }
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await app.run()
-                return nil
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            let result = try await body(port)
-            group.cancelAll()
-            return result
-        }
+        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls)
+        return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
     }
 
     @Test("formpost, curl and Python requests upload over HTTP/2 and HTTP/1.1; every SHA-256 matches")

@@ -33,24 +33,14 @@ final class TestServer: Sendable {
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
             try await self.respond(request, context: context, receiver: receiver)
         }
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            responder: responder,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
-            logger: logger
-        )
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await app.run()
-                return nil
-            }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            let result = try await body(URL(string: "http://127.0.0.1:\(port)")!)
-            group.cancelAll()
-            return result
-        }
+        return try await whileRunning({ onStarted in
+            Application(
+                responder: responder,
+                configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { await onStarted($0.localAddress?.port ?? 0) },
+                logger: logger
+            )
+        }, { port in try await body(URL(string: "http://127.0.0.1:\(port)")!) })
     }
 
     private func respond(_ request: Request, context: ReceiverRequestContext, receiver: UploadReceiver) async throws -> Response {
@@ -135,4 +125,24 @@ struct Echo: Codable, Equatable {
 /// SHA-256 of bytes, in hexadecimal.
 func sha256Hex(_ bytes: some DataProtocol) -> String {
     SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+}
+
+/// Runs the application `make` builds (handing it the callback that reports its port) until
+/// `body`, given that port, returns; then stops it.
+func whileRunning<App: ApplicationProtocol, T: Sendable>(
+    _ make: (@escaping @Sendable (Int) async -> Void) throws -> App, _ body: @Sendable (Int) async throws -> T
+) async throws -> T {
+    let (ports, continuation) = AsyncStream<Int>.makeStream()
+    let app = try make { continuation.yield($0) }
+    return try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask {
+            try await app.run()
+            return nil
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        let result = try await body(port)
+        group.cancelAll()
+        return result
+    }
 }
