@@ -24,6 +24,7 @@ enum ExitStatus: Int32 {
         switch error {
         case is UsageError: return .usage
         case is OutputFile.Failure: return .writeError
+        case is MissingFileName: return .readError
         case let error as TargetURL.Failure: return error.status
         case let error as ConnectionOptions.CertificateFileError:
             return error.kind == .caCertificates ? .caCertificateProblem : .clientCertificateProblem

@@ -31,6 +31,7 @@ struct FormArgument: Equatable {
         let kind: Character? = value.first == "@" ? "@" : value.first == "<" ? "<" : nil
         if kind != nil { scanner.skip() }
         let main = try scanner.value(allowQuotes: kind != nil)
+        if kind != nil, main.isEmpty { throw MissingFileName(argument: argument) }
         var result: FormArgument
         switch kind {
         case "@": result = FormArgument(name: name, content: .file(path: main))

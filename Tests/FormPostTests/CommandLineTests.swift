@@ -167,6 +167,8 @@ struct CommandLineTests {
         let missing = try formpost(["-F", "f=@/nonexistent/file.bin", "http://127.0.0.1:1/"])
         #expect(missing.status == 26, "a missing file is found before any connection (7 would mean it tried to send)")
         #expect(missing.stderr.contains("/nonexistent/file.bin"))
+        let noName = try formpost(["-F", "a=@", "http://127.0.0.1:1/"])
+        #expect(noName.status == 26 && noName.stderr == "formpost: -F a=@: no file name after @ (give a path, or - for standard input)\n", "\(noName.stderr)")
         let directory = try formpost(["-F", "f=@/tmp", "http://127.0.0.1:1/"])
         #expect(directory.status == 26)
         let refused = try formpost(["-sS", "-F", "a=1", "http://127.0.0.1:1/"])
