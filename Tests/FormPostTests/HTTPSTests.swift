@@ -26,13 +26,21 @@ struct HTTPSTests {
     }
 
     /// Runs `body` with a TLS front on a fresh test server.
+    /// (openssl and nginx are waited for on a Dispatch thread: never block the cooperative
+    /// pool, which every in-process server of the suite shares.)
     private func withFront<T: Sendable>(_ body: @Sendable (Front) async throws -> T) async throws -> T {
-        let fixtures = try TLSFixtures()
+        let fixtures = try await offPool { try TLSFixtures() }
         let server = try TestServer()
         return try await server.run { base in
-            let nginx = try NginxFront(fixtures: fixtures, upstreamPort: base.port ?? 0)
-            defer { nginx.stop() }
-            return try await body(Front(fixtures: fixtures, nginx: nginx, base: base))
+            let nginx = try await offPool { try NginxFront(fixtures: fixtures, upstreamPort: base.port ?? 0) }
+            do {
+                let result = try await body(Front(fixtures: fixtures, nginx: nginx, base: base))
+                try await offPool { nginx.stop() }
+                return result
+            } catch {
+                try await offPool { nginx.stop() }
+                throw error
+            }
         }
     }
 
@@ -91,7 +99,7 @@ struct HTTPSTests {
             case .wrongHost: port = front.nginx.wrongHostPort
             case .untrusted: port = front.nginx.untrustedPort
             }
-            let arguments = ["-sS", "--max-time", "20"] + trustCase.options(front.fixtures) + ["-F", "a=1", front.url("digest", port: port)]
+            let arguments = ["-sS", "--max-time", "60"] + trustCase.options(front.fixtures) + ["-F", "a=1", front.url("digest", port: port)]
             let ours = try await offPool { try formpost(arguments) }
             let curl = try await offPool { () -> Int32 in
                 let process = Process()

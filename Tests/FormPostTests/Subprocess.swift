@@ -46,11 +46,12 @@ enum Subprocess {
     }
 }
 
-/// Runs blocking `work` on a Dispatch thread, so that waiting for a child process never
-/// occupies the cooperative pool the in-process test server needs.
+/// Runs blocking `work` on a thread of its own, so that waiting for a child process never
+/// occupies the cooperative pool the in-process test servers need — nor Dispatch's global
+/// queue, whose few threads would make concurrent tests wait for each other's children.
 func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }
 

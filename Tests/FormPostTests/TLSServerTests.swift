@@ -21,7 +21,7 @@ struct TLSServerTests {
 
     @Test("formpost, curl and Python requests upload over HTTP/2 and HTTP/1.1; every SHA-256 matches")
     func clients() async throws {
-        let fixtures = try TLSFixtures()
+        let fixtures = try await offPool { try TLSFixtures() }
         let directory = try SampleDirectory()
         let path = try directory.file("photo.bin", size: 2_500_000, seed: 3)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -53,7 +53,7 @@ struct TLSServerTests {
 
     @Test("a client that does not trust the CA fails the handshake (curl exits 60), and the server goes on serving")
     func untrustedClient() async throws {
-        let fixtures = try TLSFixtures()
+        let fixtures = try await offPool { try TLSFixtures() }
         let (refused, after) = try await withServer(fixtures) { port in
             let url = "https://localhost:\(port)/upload"
             let refused = try await offPool { () -> Int32 in
