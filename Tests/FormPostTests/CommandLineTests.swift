@@ -16,39 +16,25 @@ struct CommandResult {
 
 /// Runs `formpost` with `arguments` (standard input from `input`).
 func formpost(_ arguments: [String], input: Data = Data()) throws -> CommandResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: formpostBinary)
-    process.arguments = arguments
-    let output = Pipe(), errors = Pipe(), stdin = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = stdin
-    try process.run()
-    stdin.fileHandleForWriting.write(input)
-    try stdin.fileHandleForWriting.close()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return CommandResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+    let finished = try ChildProcess(formpostBinary, arguments, input: input).finish()
+    return CommandResult(status: finished.status, stdout: finished.stdout, stderr: String(decoding: finished.stderr, as: UTF8.self))
 }
 
 /// Runs `formpost` with `arguments`, sampling its resident set every 20 ms; returns the
 /// exit status and the largest resident set seen, in MiB.
 func formpostPeakRSS(_ arguments: [String]) throws -> (status: Int32, peakMiB: Int) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: formpostBinary)
-    process.arguments = arguments
-    try process.run()
+    let child = try ChildProcess(formpostBinary, arguments, stdout: .discard, stderr: .inherit)
+    let deadline = Date().addingTimeInterval(ChildProcess.defaultTimeout)
     var peak = 0
-    while process.isRunning {
-        if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+    while child.isRunning && Date() < deadline {
+        if let status = try? String(contentsOfFile: "/proc/\(child.pid)/status", encoding: .utf8),
            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
            let kib = Int(line.split(separator: " ").dropFirst().first ?? "") {
             peak = max(peak, kib / 1024)
         }
         usleep(20_000)
     }
-    return (process.terminationStatus, peak)
+    return (try child.finish(timeout: 0).status, peak)
 }
 
 /// A part as the independent parsers report it.

@@ -32,15 +32,8 @@ struct CurlParityTests {
             let url = base.absoluteString + "/" + parityCase.path
             let ours = try await offPool { try formpost(["-s"] + parityCase.arguments + [url]) }
             let theirs = try await offPool { () -> (Int32, Data) in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["curl", "-s"] + parityCase.arguments + [url]
-                let output = Pipe()
-                process.standardOutput = output
-                try process.run()
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return (process.terminationStatus, data)
+                let finished = try ChildProcess("curl", ["-s"] + parityCase.arguments + [url], stderr: .inherit).finish()
+                return (finished.status, finished.stdout)
             }
             return (ours, theirs)
         }

@@ -101,15 +101,7 @@ struct HTTPSTests {
             }
             let arguments = ["-sS", "--max-time", "60"] + trustCase.options(front.fixtures) + ["-F", "a=1", front.url("digest", port: port)]
             let ours = try await offPool { try formpost(arguments) }
-            let curl = try await offPool { () -> Int32 in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["curl", "-o", "/dev/null"] + arguments
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                process.waitUntilExit()
-                return process.terminationStatus
-            }
+            let curl = try await offPool { try Subprocess.status("curl", arguments) }
             return (ours, curl)
         }
         #expect(curlStatus == trustCase.exitCode, "curl exited \(curlStatus)")

@@ -16,7 +16,7 @@ final class NginxFront: Sendable {
     /// The valid certificate, on HTTP/1.1, asking clients for a certificate the CA signed.
     let clientCertificatePort: Int
     private let directory: String
-    private let process: Process
+    private let process: ChildProcess
 
     init(fixtures: TLSFixtures, upstreamPort: Int) throws {
         directory = fixtures.directory + "/nginx"
@@ -59,21 +59,13 @@ final class NginxFront: Sendable {
         }
         """
         try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["nginx", "-p", directory, "-c", directory + "/nginx.conf", "-g", "daemon off;"]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess("nginx", ["-p", directory, "-c", directory + "/nginx.conf", "-g", "daemon off;"], stdout: .discard, stderr: .discard)
         for port in [port, expiredPort, wrongHostPort, untrustedPort, clientCertificatePort] { try waitUntilListening(port) }
     }
 
-    deinit { stop() }
-
-    /// Stops nginx.
+    /// Stops nginx (as it is when the front is released).
     func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        process.stop()
     }
 
     /// The protocol of every request so far, in order (`HTTP/2.0`, `HTTP/1.1`).

@@ -104,6 +104,10 @@ struct OutputTargetTests {
         let result = try await offPool { try formpost(commandArguments) }
         let received: Data?
         if let fifoReader {
+            // Should the command never have opened the FIFO, a writer of ours that comes and
+            // goes ends the reader's wait (it then reads nothing) instead of leaving it blocked.
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
             received = try await fifoReader.value
         } else {
             received = target == .characterDevice ? nil : FileManager.default.contents(atPath: readFrom)

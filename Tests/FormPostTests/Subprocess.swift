@@ -15,29 +15,16 @@ enum Subprocess {
 
     /// Runs a program found on PATH and returns its standard output as bytes; fails on a non-zero exit.
     static func runForBytes(_ program: String, _ arguments: [String], input: Data? = nil) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [program] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        if let input {
-            let stdin = Pipe()
-            process.standardInput = stdin
-            try process.run()
-            stdin.fileHandleForWriting.write(input)
-            try stdin.fileHandleForWriting.close()
-        } else {
-            try process.run()
+        let finished = try ChildProcess(program, arguments, input: input).finish()
+        guard finished.status == 0 else {
+            throw Failure(description: "\(program) exited \(finished.status): \(String(decoding: finished.stderr, as: UTF8.self))")
         }
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(program) exited \(process.terminationStatus): \(String(decoding: err, as: UTF8.self))")
-        }
-        return out
+        return finished.stdout
+    }
+
+    /// Runs a program found on PATH with its output discarded; returns its exit status.
+    static func status(_ program: String, _ arguments: [String]) throws -> Int32 {
+        try ChildProcess(program, arguments, stdout: .discard, stderr: .discard).finish().status
     }
 
     /// The path of a script in Tests/Interop.

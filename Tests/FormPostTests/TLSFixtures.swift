@@ -49,18 +49,9 @@ final class TLSFixtures: Sendable {
     }
 
     private func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Subprocess.Failure(description: "openssl \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(String(decoding: message, as: UTF8.self))")
+        let finished = try ChildProcess("openssl", arguments, stdout: .discard, directory: directory).finish()
+        guard finished.status == 0 else {
+            throw Subprocess.Failure(description: "openssl \(arguments.joined(separator: " ")) exited \(finished.status): \(String(decoding: finished.stderr, as: UTF8.self))")
         }
     }
 }

@@ -56,14 +56,7 @@ struct TLSServerTests {
         let fixtures = try await offPool { try TLSFixtures() }
         let (refused, after) = try await withServer(fixtures) { port in
             let url = "https://localhost:\(port)/upload"
-            let refused = try await offPool { () -> Int32 in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = ["curl", "-s", "-o", "/dev/null", "-F", "a=1", url]
-                try process.run()
-                process.waitUntilExit()
-                return process.terminationStatus
-            }
+            let refused = try await offPool { try Subprocess.status("curl", ["-s", "-F", "a=1", url]) }
             let after = try await offPool { try formpost(["-s", "--cacert", fixtures.caPath, "-F", "a=1", url]) }
             return (refused, after)
         }
