@@ -89,18 +89,19 @@ public struct FormPostClient: Sendable {
             progress: ProgressReporter(total: request.body?.contentLength, handler: progress),
             maxBytesPerSecond: options.maxBytesPerSecond, timeout: options.timeout, maxResponseBytes: options.maxResponseBytes
         )
-        let deadline = options.timeout.map { Date().addingTimeInterval($0) }
+        let clock = ContinuousClock()
+        let deadline = options.timeout.map { clock.now + $0 }
         var attempt = 0
         var redirects = 0
         while true {
-            if let deadline { request.timeout = max(0.001, deadline.timeIntervalSinceNow) }
+            if let deadline { request.timeout = max(.milliseconds(1), clock.now.duration(to: deadline)) }
             let response: UploadResponse
             do {
                 response = try await transport.send(request)
             } catch let error as UploadError {
                 attempt += 1
                 guard case .cannotConnect = error, let delay = options.retry.delay(attempt: attempt, status: nil, retryAfter: nil) else { throw error }
-                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                try await Task.sleep(for: delay)
                 continue
             }
             if options.maxRedirects > 0,
@@ -119,7 +120,7 @@ public struct FormPostClient: Sendable {
             if response.status == 503 || response.status == 429 {
                 attempt += 1
                 if let delay = options.retry.delay(attempt: attempt, status: response.status, retryAfter: response.header("Retry-After")) {
-                    try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    try await Task.sleep(for: delay)
                     continue
                 }
             }

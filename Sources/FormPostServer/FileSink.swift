@@ -79,6 +79,7 @@ struct FileSink {
 
 /// Why a receiver refused or failed a request; each maps to an HTTP status.
 enum ReceiverFailure: Error {
+    case limitExceeded(ReceiverLimit, value: Int64)
     case storage(String)
     case methodNotAllowed(String)
     case unsupportedMediaType(String)

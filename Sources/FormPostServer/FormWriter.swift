@@ -30,16 +30,16 @@ struct FormWriter {
             if sink != nil {
                 try sink!.write(bytes)
                 if sink!.size > configuration.maxFileSize {
-                    throw MultipartError.limitExceeded(limit: "maxFileSize", value: configuration.maxFileSize)
+                    throw ReceiverFailure.limitExceeded(.maxFileSize, value: configuration.maxFileSize)
                 }
             } else {
                 field += bytes
                 fieldBytes += Int64(bytes.count)
                 if Int64(field.count) > configuration.maxFieldSize {
-                    throw MultipartError.limitExceeded(limit: "maxFieldSize", value: configuration.maxFieldSize)
+                    throw ReceiverFailure.limitExceeded(.maxFieldSize, value: configuration.maxFieldSize)
                 }
                 if fieldBytes > configuration.maxTotalFieldBytes {
-                    throw MultipartError.limitExceeded(limit: "maxTotalFieldBytes", value: configuration.maxTotalFieldBytes)
+                    throw ReceiverFailure.limitExceeded(.maxTotalFieldBytes, value: configuration.maxTotalFieldBytes)
                 }
             }
         case .partEnd:

@@ -18,10 +18,10 @@ public struct UploadReceiver: Sendable {
 
     /// How long a partial file must have been left untouched to be taken for the remains
     /// of a crashed server (an upload in progress writes to its file all the time).
-    public static let stalePartialAge: Double = 60
+    public static let stalePartialAge: Duration = .seconds(60)
 
     /// Creates a receiver; the directory is created if missing, and partial files a
-    /// crashed server left there (untouched for ``stalePartialAge`` seconds) are removed.
+    /// crashed server left there (untouched for ``stalePartialAge``) are removed.
     public init(configuration: ReceiverConfiguration, logger: Logger = Logger(label: "formpost.serve")) throws {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         self.configuration = configuration
@@ -34,7 +34,7 @@ public struct UploadReceiver: Sendable {
         for name in names where name.hasPrefix(FileSink.partialPrefix) {
             let path = configuration.directory + "/" + name
             guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
-                  Date().timeIntervalSince(modified) > Self.stalePartialAge else { continue }
+                  Date().timeIntervalSince(modified) > Double(Self.stalePartialAge.components.seconds) else { continue }
             if (try? FileManager.default.removeItem(atPath: path)) != nil {
                 logger.notice("removed \(path), left by an upload that never ended")
             }
@@ -70,7 +70,7 @@ public struct UploadReceiver: Sendable {
             throw ReceiverFailure.unsupportedMediaType("the content type must be multipart/form-data, not \"\(contentType)\"")
         }
         if let length = request.headers[.contentLength].flatMap(Int64.init), length > configuration.maxBodySize {
-            throw MultipartError.limitExceeded(limit: "maxBodySize", value: configuration.maxBodySize)
+            throw ReceiverFailure.limitExceeded(.maxBodySize, value: configuration.maxBodySize)
         }
         let declaredLength = request.headers[.contentLength].flatMap(Int64.init)
         var parser = try MultipartParser(contentType: contentType, limits: configuration.parserLimits)
@@ -98,8 +98,9 @@ public struct UploadReceiver: Sendable {
     static func errorResponse(for error: any Error) -> Response {
         switch error {
         case MultipartError.limitExceeded(let limit, let value):
-            let name = limit == "maxTotalBytes" ? "maxBodySize" : limit == "maxPartBytes" ? "maxFileSize" : limit
-            return json(ErrorBody(error: "The upload exceeds the limit \(name) (\(value) bytes or parts)."), status: .contentTooLarge)
+            return errorResponse(for: ReceiverFailure.limitExceeded(ReceiverLimit(limit), value: value))
+        case ReceiverFailure.limitExceeded(let limit, let value):
+            return json(ErrorBody(error: "The upload exceeds the limit \(limit.rawValue) (\(value) bytes or parts)."), status: .contentTooLarge)
         case let error as MultipartError:
             return json(ErrorBody(error: error.description), status: .badRequest)
         case ReceiverFailure.methodNotAllowed(let message):

@@ -43,7 +43,7 @@ public enum MultipartError: Error, Equatable, Sendable, CustomStringConvertible 
     /// A body handed to the parser is not well-formed `multipart/form-data`.
     case malformedBody(reason: String)
     /// A parsing limit was crossed.
-    case limitExceeded(limit: String, value: Int64)
+    case limitExceeded(limit: MultipartLimit, value: Int64)
     /// A `Content-Type` value carries no usable boundary.
     case missingBoundary(contentType: String)
 

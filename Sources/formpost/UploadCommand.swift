@@ -104,9 +104,9 @@ struct UploadCommand: AsyncParsableCommand {
         let (body, defaultMethod) = try requestBody()
         let requestMethod = RequestMethod(rawValue: method ?? defaultMethod.rawValue)
         let follows = location || locationTrusted
-        let retryPolicy = retryDelay.map { RetryPolicy(maxRetries: retry, baseDelay: $0, maxDelay: $0) } ?? RetryPolicy(maxRetries: retry)
+        let retryPolicy = retryDelay.map { RetryPolicy(maxRetries: retry, baseDelay: .seconds($0), maxDelay: .seconds($0)) } ?? RetryPolicy(maxRetries: retry)
         let options = UploadOptions(retry: retry > 0 ? retryPolicy : .none, maxRedirects: follows ? max(0, maxRedirects) : 0,
-                                    keepsCredentialsAcrossOrigins: locationTrusted, maxBytesPerSecond: rate, timeout: maxTime)
+                                    keepsCredentialsAcrossOrigins: locationTrusted, maxBytesPerSecond: rate, timeout: maxTime.map { .seconds($0) })
         let client = FormPostClient(transport: uploadTransport, requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
         let bar = ProgressBar(enabled: !silent && !json)
         let lastSent = Mutex(Int64(0))

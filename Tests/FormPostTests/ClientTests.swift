@@ -191,7 +191,7 @@ struct ClientTests {
         let server = try TestServer()
         let digest = try await server.run { base in
             try await client.upload(form, to: base.appendingPathComponent("flaky"), strategy: .streaming,
-                                    options: UploadOptions(retry: RetryPolicy(maxRetries: 3, baseDelay: 0.01))).validate().decode(Digest.self)
+                                    options: UploadOptions(retry: RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(10)))).validate().decode(Digest.self)
         }
         #expect(digest.sha256 == expected)
         #expect(server.flakyCount.withLock { $0 } == 3)
@@ -223,7 +223,7 @@ struct ClientTests {
         let server = try TestServer()
         let outcome: Result<Int, any Error> = try await server.run { base in
             do {
-                return .success(try await client.upload(form, to: base.appendingPathComponent("reject"), strategy: .streaming, options: UploadOptions(timeout: 20)).status)
+                return .success(try await client.upload(form, to: base.appendingPathComponent("reject"), strategy: .streaming, options: UploadOptions(timeout: .seconds(20))).status)
             } catch {
                 return .failure(error)
             }
@@ -260,7 +260,7 @@ struct ClientTests {
             }
             var second = ""
             do {
-                _ = try await client.upload(large, to: base.appendingPathComponent("slow"), strategy: .streaming, options: UploadOptions(timeout: 60))
+                _ = try await client.upload(large, to: base.appendingPathComponent("slow"), strategy: .streaming, options: UploadOptions(timeout: .seconds(60)))
             } catch {
                 second = String(describing: error)
             }

@@ -158,7 +158,7 @@ struct ParserTests {
                 while try parser.next() != nil {}
             }
         }
-        #expect(error == .limitExceeded(limit: "maxHeaderBytes", value: 16384))
+        #expect(error == .limitExceeded(limit: .maxHeaderBytes, value: 16384))
     }
 
     @Test("content types without a boundary are refused", arguments: ["text/plain", "multipart/form-data", "multipart/form-data; boundary=", "application/json; boundary=x"])

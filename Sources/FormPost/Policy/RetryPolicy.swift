@@ -5,16 +5,16 @@ import Foundation
 public struct RetryPolicy: Sendable, Equatable {
     /// How many times a request may be re-sent.
     public var maxRetries: Int
-    /// The first back-off delay in seconds; it doubles each retry.
-    public var baseDelay: Double
+    /// The first back-off delay; it doubles each retry.
+    public var baseDelay: Duration
     /// The longest wait, whatever `Retry-After` asks.
-    public var maxDelay: Double
+    public var maxDelay: Duration
 
     /// No retries (the default).
     public static let none = RetryPolicy(maxRetries: 0)
 
     /// Creates a policy.
-    public init(maxRetries: Int, baseDelay: Double = 0.5, maxDelay: Double = 30) {
+    public init(maxRetries: Int, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(30)) {
         self.maxRetries = maxRetries
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
@@ -22,13 +22,13 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The delay before retry number `attempt` (from 1) after a response with `status` and
     /// `retryAfter`, or nil when it must not be retried.
-    public func delay(attempt: Int, status: Int?, retryAfter: String?, now: Date = Date()) -> Double? {
+    public func delay(attempt: Int, status: Int?, retryAfter: String?, now: Date = Date()) -> Duration? {
         guard attempt <= maxRetries else { return nil }
         if let status, status != 503, status != 429 { return nil }
         if let retryAfter, let seconds = Self.parseRetryAfter(retryAfter, now: now) {
-            return min(max(0, seconds), maxDelay)
+            return seconds.isFinite ? .seconds(min(max(0, seconds), maxDelay.inSeconds)) : maxDelay
         }
-        return min(baseDelay * pow(2, Double(attempt - 1)), maxDelay)
+        return .seconds(min(baseDelay.inSeconds * pow(2, Double(attempt - 1)), maxDelay.inSeconds))
     }
 
     /// Seconds from a `Retry-After` value: delta-seconds or an IMF-fixdate.

@@ -9,14 +9,14 @@ public struct UploadOptions: Sendable {
     public var keepsCredentialsAcrossOrigins = false
     /// An upper bound on the body's sending rate in bytes per second, or nil.
     public var maxBytesPerSecond: Int64?
-    /// The whole request's time limit in seconds, or nil.
-    public var timeout: Double?
+    /// The whole request's time limit (redirects and retries included), or nil.
+    public var timeout: Duration?
     /// The largest response body read into memory.
     public var maxResponseBytes: Int = 64 << 20
 
     /// Creates options; every parameter defaults to the property's default.
     public init(retry: RetryPolicy = .none, maxRedirects: Int = 5, keepsCredentialsAcrossOrigins: Bool = false, maxBytesPerSecond: Int64? = nil,
-                timeout: Double? = nil, maxResponseBytes: Int = 64 << 20) {
+                timeout: Duration? = nil, maxResponseBytes: Int = 64 << 20) {
         self.retry = retry
         self.maxRedirects = maxRedirects
         self.keepsCredentialsAcrossOrigins = keepsCredentialsAcrossOrigins

@@ -15,11 +15,11 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private let ownsClient: Bool
 
     /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
-    public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: 10), owned: false)
+    public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), owned: false)
 
     /// Creates a transport with its own `HTTPClient` (default TLS and HTTP version policy);
     /// call ``shutdown()`` when done.
-    public convenience init(connectTimeout: Double = 10) {
+    public convenience init(connectTimeout: Duration = .seconds(10)) {
         self.init(configuration: Self.defaultConfiguration(connectTimeout: connectTimeout))
     }
 
@@ -59,10 +59,10 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         ownsClient = owned
     }
 
-    /// AsyncHTTPClient's defaults with a connect timeout of `connectTimeout` seconds.
-    private static func defaultConfiguration(connectTimeout: Double) -> HTTPClient.Configuration {
+    /// AsyncHTTPClient's defaults with a connect timeout of `connectTimeout`.
+    private static func defaultConfiguration(connectTimeout: Duration) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .nanoseconds(Int64(connectTimeout * 1e9)))
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: connectTimeout.timeAmount)
         return configuration
     }
 
@@ -76,7 +76,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
-        let deadline: NIODeadline = request.timeout.map { .now() + .nanoseconds(Int64($0 * 1e9)) } ?? .distantFuture
+        let deadline: NIODeadline = request.timeout.map { .now() + $0.timeAmount } ?? .distantFuture
         if let body = request.body, request.maxBytesPerSecond == nil {
             return try await sendThroughDelegate(request, body: body, deadline: deadline)
         }

@@ -77,7 +77,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
-        if let timeout = request.timeout { urlRequest.timeoutInterval = timeout }
+        if let timeout = request.timeout { urlRequest.timeoutInterval = timeout.inSeconds }
         for header in request.headers { urlRequest.addValue(header.value, forHTTPHeaderField: header.name) }
         var bodyData: Data?
         var bodyFile: BodyFile?

@@ -21,8 +21,8 @@ public struct TransportRequest: Sendable {
     public var progress: ProgressReporter
     /// An upper bound on the sending rate, if any.
     public var maxBytesPerSecond: Int64?
-    /// The exchange's time limit in seconds, if any.
-    public var timeout: Double?
+    /// The exchange's time limit, if any.
+    public var timeout: Duration?
     /// The largest response body read.
     public var maxResponseBytes: Int
 }

@@ -147,7 +147,7 @@ public struct MultipartParser {
 
     private mutating func step() throws {
         if let max = limits.maxTotalBytes, totalBytes > max {
-            throw MultipartError.limitExceeded(limit: "maxTotalBytes", value: max)
+            throw MultipartError.limitExceeded(limit: .maxTotalBytes, value: max)
         }
         switch state {
         case .preamble: scanContent(emit: false)
@@ -161,7 +161,7 @@ public struct MultipartParser {
     private mutating func scanContentChecked() throws {
         scanContent(emit: true)
         if let max = limits.maxPartBytes, partBytes > max {
-            throw MultipartError.limitExceeded(limit: "maxPartBytes", value: max)
+            throw MultipartError.limitExceeded(limit: .maxPartBytes, value: max)
         }
     }
 
@@ -244,7 +244,7 @@ public struct MultipartParser {
     private mutating func beginPart() throws {
         partCount += 1
         if partCount > limits.maxParts {
-            throw MultipartError.limitExceeded(limit: "maxParts", value: Int64(limits.maxParts))
+            throw MultipartError.limitExceeded(limit: .maxParts, value: Int64(limits.maxParts))
         }
         state = .headers
         lineBytes = []
@@ -264,12 +264,12 @@ public struct MultipartParser {
             end = found + 2
         } else {
             if lineBytes.count > limits.maxHeaderBytes {
-                throw MultipartError.limitExceeded(limit: "maxHeaderBytes", value: Int64(limits.maxHeaderBytes))
+                throw MultipartError.limitExceeded(limit: .maxHeaderBytes, value: Int64(limits.maxHeaderBytes))
             }
             return
         }
         guard end <= limits.maxHeaderBytes else {
-            throw MultipartError.limitExceeded(limit: "maxHeaderBytes", value: Int64(limits.maxHeaderBytes))
+            throw MultipartError.limitExceeded(limit: .maxHeaderBytes, value: Int64(limits.maxHeaderBytes))
         }
         // Give back what follows the empty line.
         position -= lineBytes.count - (end + 2)
