@@ -30,7 +30,7 @@ public struct FormPostClient: Sendable {
     /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD, any
     ///   ``Multipart/MultipartError`` from the body, and transport errors as ``UploadError``.
     public func upload(
-        _ form: MultipartForm, to url: URL, method: RequestMethod = .post, headers: [(name: String, value: String)] = [],
+        _ form: MultipartForm, to url: URL, method: RequestMethod = .post, headers: HTTPFields = [:],
         strategy: EncodingStrategy = .default, options: UploadOptions = UploadOptions(),
         progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
@@ -54,7 +54,7 @@ public struct FormPostClient: Sendable {
     /// Sends `body` (a form's, raw bytes, a file or a stream) — or none — to `url`,
     /// following redirects and retrying as `options` say.
     public func send(
-        _ body: RequestBody?, to url: URL, method: RequestMethod = .post, headers: [(name: String, value: String)] = [],
+        _ body: RequestBody?, to url: URL, method: RequestMethod = .post, headers: HTTPFields = [:],
         options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
         try await send(requestSerializer.request(method, url, body: body, headers: headers), options: options, progress: progress)
@@ -66,7 +66,7 @@ public struct FormPostClient: Sendable {
     ///     let response = try await client.request(.get, url, parameters: ["q": "swift"])
     ///     let results = try response.serialized(by: .decodable(SearchResults.self))
     public func request(
-        _ method: RequestMethod, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = [],
+        _ method: RequestMethod, _ url: URL, parameters: [String: FormValue]? = nil, headers: HTTPFields = [:],
         options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
         try await send(requestSerializer.request(method, url, parameters: parameters, headers: headers), options: options, progress: progress)
@@ -74,7 +74,7 @@ public struct FormPostClient: Sendable {
 
     /// Sends a request with an `Encodable` value as its parameters, as ``request(_:_:parameters:headers:options:progress:)``.
     public func request(
-        _ method: RequestMethod, _ url: URL, encoding value: some Encodable, headers: [(name: String, value: String)] = [],
+        _ method: RequestMethod, _ url: URL, encoding value: some Encodable, headers: HTTPFields = [:],
         options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
         try await send(requestSerializer.request(method, url, encoding: value, headers: headers), options: options, progress: progress)
@@ -105,7 +105,7 @@ public struct FormPostClient: Sendable {
                 continue
             }
             if options.maxRedirects > 0,
-               let next = RedirectRule.follow(status: response.status, method: request.method, location: response.header("Location"), from: request.url) {
+               let next = RedirectRule.follow(status: response.status, method: request.method, location: response.headers[.location], from: request.url) {
                 redirects += 1
                 guard redirects <= options.maxRedirects else { throw UploadError.tooManyRedirects(options.maxRedirects) }
                 request.headers = RedirectRule.headers(request.headers, from: request.url, to: next.url, trusted: options.keepsCredentialsAcrossOrigins)
@@ -113,13 +113,13 @@ public struct FormPostClient: Sendable {
                 request.method = next.method
                 if !next.keepsBody {
                     request.body = nil
-                    request.headers.removeAll { $0.name.lowercased() == "content-type" }
+                    request.headers[.contentType] = nil
                 }
                 continue
             }
             if response.status == 503 || response.status == 429 {
                 attempt += 1
-                if let delay = options.retry.delay(attempt: attempt, status: response.status, retryAfter: response.header("Retry-After")) {
+                if let delay = options.retry.delay(attempt: attempt, status: response.status, retryAfter: response.headers[.retryAfter]) {
                     try await Task.sleep(for: delay)
                     continue
                 }
@@ -132,7 +132,7 @@ public struct FormPostClient: Sendable {
     /// Starts an upload whose progress is an `AsyncStream`, for callers that prefer a sequence
     /// to a closure. Cancel the returned task to abort the upload.
     public func uploadTask(
-        _ form: MultipartForm, to url: URL, method: RequestMethod = .post, headers: [(name: String, value: String)] = [],
+        _ form: MultipartForm, to url: URL, method: RequestMethod = .post, headers: HTTPFields = [:],
         strategy: EncodingStrategy = .default, options: UploadOptions = UploadOptions()
     ) -> (progress: AsyncStream<UploadProgress>, response: Task<UploadResponse, any Error>) {
         let (stream, continuation) = AsyncStream<UploadProgress>.makeStream(bufferingPolicy: .bufferingNewest(64))

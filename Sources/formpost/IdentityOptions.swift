@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import FormPost
 
 /// Who the request says it comes from, with curl's options: `-u user:password` (HTTP Basic)
 /// and `-A`/`--user-agent`.
@@ -10,16 +11,16 @@ struct IdentityOptions: ParsableArguments {
     var userAgent: String?
 
     /// The header fields these options add, replacing defaults of the same name.
-    func headers() throws -> [(name: String, value: String)] {
-        var fields: [(name: String, value: String)] = []
+    func headers() throws -> HTTPFields {
+        var fields: HTTPFields = [:]
         if let user {
             guard let colon = user.firstIndex(of: ":") else {
                 throw UsageError("-u \(user): expected user:password (formpost does not prompt for a password)")
             }
             let credentials = "\(user[..<colon]):\(user[user.index(after: colon)...])"
-            fields.append(("Authorization", "Basic " + Data(credentials.utf8).base64EncodedString()))
+            fields[.authorization] = "Basic " + Data(credentials.utf8).base64EncodedString()
         }
-        if let userAgent { fields.append(("User-Agent", userAgent)) }
+        if let userAgent { fields[.userAgent] = userAgent }
         return fields
     }
 }

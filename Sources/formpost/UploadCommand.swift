@@ -97,9 +97,11 @@ struct UploadCommand: AsyncParsableCommand {
             guard let value = ByteSize.parse(text), value > 0 else { throw UsageError("--limit-rate \(text): expected a size such as 500K or 10M") }
             return value
         }
-        let extraHeaders = try identity.headers() + headers.map { line -> (name: String, value: String) in
+        var extraHeaders = try identity.headers()
+        for line in headers {
             let field = try FormBuilder.header(line)
-            return (field.name, field.value)
+            guard let name = HTTPField.Name(field.name) else { throw UsageError("header \"\(line)\": \"\(field.name)\" is not a valid field name") }
+            extraHeaders.append(HTTPField(name: name, value: field.value))
         }
         let (body, defaultMethod) = try requestBody()
         let requestMethod = RequestMethod(rawValue: method ?? defaultMethod.rawValue)
@@ -193,12 +195,12 @@ struct UploadCommand: AsyncParsableCommand {
     }
 
     /// What curl sends besides the caller's fields: its name and `Accept: */*`.
-    static let curlLikeHeaders: [(name: String, value: String)] = [("User-Agent", "formpost/\(StandardHeaders.packageVersion)"), ("Accept", "*/*")]
+    static let curlLikeHeaders: HTTPFields = [.userAgent: "formpost/\(StandardHeaders.packageVersion)", .accept: "*/*"]
 
     private func printRequestHead(_ request: FormPostRequest) {
         let url = request.url
         var lines = ["> \(request.method) \(url.path.isEmpty ? "/" : url.path)\(url.query.map { "?" + $0 } ?? "") HTTP/1.1", "> Host: \(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")"]
-        lines += request.headers.map { "> \($0.name): \($0.value)" }
+        lines += request.headers.map { "> \($0.name.rawName): \($0.value)" }
         if let body = request.body {
             lines.append("> Content-Type: \(body.contentType)")
             lines.append(body.contentLength.map { "> Content-Length: \($0)" } ?? "> Transfer-Encoding: chunked")
@@ -209,18 +211,18 @@ struct UploadCommand: AsyncParsableCommand {
     /// The status line and header fields as `-i` prints them (CRLF line ends, a blank line after).
     static func responseHead(_ response: UploadResponse) -> String {
         let reason = ReasonPhrase.of(response.status)
-        let lines = ["HTTP/1.1 \(response.status) \(reason)"] + response.headers.map { "\($0.name): \($0.value)" }
+        let lines = ["HTTP/1.1 \(response.status) \(reason)"] + response.headers.map { "\($0.name.rawName): \($0.value)" }
         return lines.joined(separator: "\r\n") + "\r\n\r\n"
     }
 
     private func printResponseHead(_ response: UploadResponse) {
-        let lines = ["< HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))"] + response.headers.map { "< \($0.name): \($0.value)" }
+        let lines = ["< HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))"] + response.headers.map { "< \($0.name.rawName): \($0.value)" }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n<\n").utf8))
     }
 
     private func printJSON(response: UploadResponse, sent: Int64, seconds: Double) {
         var headers: [String: String] = [:]
-        for header in response.headers { headers[header.name.lowercased()] = header.value }
+        for field in response.headers { headers[field.name.canonicalName] = field.value }
         let summary: [String: Any] = [
             "status": response.status, "bytes_sent": sent, "seconds": seconds,
             "megabytes_per_second": Double(sent) / max(seconds, 1e-9) / 1e6, "response_headers": headers, "response_bytes": response.body.count,

@@ -23,7 +23,7 @@ struct RedirectCredentialTests {
     private func send(_ client: FormPostClient, to url: URL, options: UploadOptions = UploadOptions()) async throws -> Echo {
         var form = MultipartForm()
         form.append(name: "a", value: "1")
-        let headers = [(name: "Cookie", value: "session=1"), (name: "Proxy-Authorization", value: "Basic cHJveHk6cw=="), (name: "X-Trace", value: "t")]
+        let headers: HTTPFields = [.cookie: "session=1", .proxyAuthorization: "Basic cHJveHk6cw==", HTTPField.Name("X-Trace")!: "t"]
         return try await client.upload(form, to: url, headers: headers, options: options).validate().decode(Echo.self)
     }
 
@@ -48,11 +48,11 @@ struct RedirectCredentialTests {
 
     @Test("an https URL redirecting to http never carries credentials, even when trusted")
     func downgrade() {
-        let headers = [(name: "Authorization", value: "Bearer s"), (name: "cookie", value: "c=1"), (name: "Accept", value: "*/*")]
+        let headers: HTTPFields = [.authorization: "Bearer s", HTTPField.Name("cookie")!: "c=1", .accept: "*/*"]
         let kept = RedirectRule.headers(headers, from: URL(string: "https://example.com/a")!, to: URL(string: "http://example.com/b")!, trusted: true)
-        #expect(kept.map(\.name) == ["Accept"])
+        #expect(kept.map(\.name.rawName) == ["Accept"])
         let upgraded = RedirectRule.headers(headers, from: URL(string: "http://example.com/a")!, to: URL(string: "https://example.com/b")!, trusted: false)
-        #expect(upgraded.map(\.name) == ["Accept"], "a change of scheme is a change of origin")
+        #expect(upgraded.map(\.name.rawName) == ["Accept"], "a change of scheme is a change of origin")
         let samePort = RedirectRule.headers(headers, from: URL(string: "https://EXAMPLE.com/a")!, to: URL(string: "https://example.com:443/b")!, trusted: false)
         #expect(samePort.count == 3, "the default port and the host's case do not change the origin")
     }

@@ -191,7 +191,7 @@ struct RequestSerializerTests {
         let (plain, overridden) = try await TestServer().run { base in
             let url = base.appendingPathComponent("echo")
             return (try await client.request(.get, url).decode(Echo.self),
-                    try await client.request(.get, url, headers: [("user-agent", "mine/1"), ("X-Extra", "1")]).decode(Echo.self))
+                    try await client.request(.get, url, headers: [.userAgent: "mine/1", HTTPField.Name("X-Extra")!: "1"]).decode(Echo.self))
         }
         #expect(plain.header("Accept-Language") == StandardHeaders.acceptLanguage(StandardHeaders.preferredLanguages()))
         let agent = try #require(plain.header("User-Agent"))
@@ -236,7 +236,7 @@ struct RequestSerializerTests {
     func multipartRequest() async throws {
         let directory = try SampleDirectory()
         let file = try directory.file("photo.jpg", size: 50_000)
-        let request = try client.requestSerializer.multipartRequest(.post, URL(string: "http://127.0.0.1:1/")!, parameters: ["user": ["name": "Ann"], "tags": ["a", "b"]], headers: [("Content-Type", "text/plain")]) { form in
+        let request = try client.requestSerializer.multipartRequest(.post, URL(string: "http://127.0.0.1:1/")!, parameters: ["user": ["name": "Ann"], "tags": ["a", "b"]], headers: [.contentType: "text/plain"]) { form in
             try form.append(name: "photo", fileAt: file)
         }
         #expect(throws: UploadError.self) { try client.requestSerializer.multipartRequest(.get, URL(string: "http://127.0.0.1:1/")!) }

@@ -47,6 +47,22 @@ func readmeExample3() async throws {
 
 /// README.md, Swift block 4.
 func readmeExample4() async throws {
+    var form = MultipartForm()
+    form.append(name: "title", value: "Holiday")
+    let options = UploadOptions(
+        retry: RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(500)),   // 0.5 s, 1 s, 2 s, or as Retry-After says
+        timeout: .seconds(30)                                               // the whole exchange, redirects and retries included
+    )
+    let response = try await FormPostClient().upload(
+        form, to: URL(string: "https://example.com/upload")!,
+        headers: [.authorization: "Bearer t0k3n", HTTPField.Name("X-Request-ID")!: "42"],
+        options: options
+    )
+    print(response.status, response.headers[.contentType] ?? "")
+}
+
+/// README.md, Swift block 5.
+func readmeExample5() async throws {
     var configuration = HTTPClient.Configuration()
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.trustRoots = .file("/etc/ssl/private-ca.pem")      // instead of the system's roots
@@ -67,8 +83,8 @@ func readmeExample4() async throws {
     try await appClient.shutdown()
 }
 
-/// README.md, Swift block 5.
-func readmeExample5() async throws {
+/// README.md, Swift block 6.
+func readmeExample6() async throws {
     struct SearchResults: Decodable { let items: [String] }
     let token = "…"
     let searchURL = URL(string: "https://example.com/search")!

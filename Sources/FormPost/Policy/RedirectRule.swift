@@ -20,15 +20,15 @@ public enum RedirectRule {
     }
 
     /// The header fields that carry credentials, dropped on a redirect to another origin.
-    public static let credentialFields: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    public static let credentialFields: Set<HTTPField.Name> = [.authorization, .cookie, .proxyAuthorization]
 
     /// The header fields to send on a redirect from `source` to `target`: all of them on the
     /// same origin (scheme, host and port); without the credential fields on another one,
     /// unless the caller `trusted` the redirect — and never from https to http.
-    public static func headers(_ headers: [(name: String, value: String)], from source: URL, to target: URL, trusted: Bool) -> [(name: String, value: String)] {
+    public static func headers(_ headers: HTTPFields, from source: URL, to target: URL, trusted: Bool) -> HTTPFields {
         let downgrade = source.scheme?.lowercased() == "https" && target.scheme?.lowercased() == "http"
         guard downgrade || (!trusted && Origin(source) != Origin(target)) else { return headers }
-        return headers.filter { !credentialFields.contains($0.name.lowercased()) }
+        return headers.filter { !credentialFields.contains($0.name) }
     }
 
     /// A URL's origin: scheme, host (case-insensitive) and port (the scheme's default when absent).

@@ -10,25 +10,15 @@ public struct FormPostRequest: Sendable {
     public var method: RequestMethod
     /// Header fields, in order. `Content-Type` comes from ``body`` and `Content-Length`
     /// from its plan; neither needs to be here.
-    public var headers: [(name: String, value: String)]
+    public var headers: HTTPFields
     /// The body, if any.
     public var body: RequestBody?
 
     /// Creates a request.
-    public init(url: URL, method: RequestMethod = .get, headers: [(name: String, value: String)] = [], body: RequestBody? = nil) {
+    public init(url: URL, method: RequestMethod = .get, headers: HTTPFields = [:], body: RequestBody? = nil) {
         self.url = url
         self.method = method
         self.headers = headers
         self.body = body
-    }
-
-    /// The first header field named `name` (case-insensitive).
-    public func header(_ name: String) -> String? {
-        headers.value(of: name)
-    }
-
-    /// Replaces every field named `name` (case-insensitive) with one of `value`, or removes them for nil.
-    public mutating func setHeader(_ name: String, to value: String?) {
-        headers.setField(name, to: value)
     }
 }

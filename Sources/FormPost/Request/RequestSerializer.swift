@@ -14,36 +14,36 @@ import Multipart
 public struct RequestSerializer: Sendable {
     /// Header fields added to every request unless the request sets the same name;
     /// `Accept-Language` and `User-Agent` by default (``StandardHeaders``).
-    public var defaultHeaders: [(name: String, value: String)]
+    public var defaultHeaders: HTTPFields
     /// The methods whose parameters go in the URL's query.
     public var methodsEncodingParametersInURI: Set<RequestMethod> = [.get, .head, .delete]
     /// How parameters become a body for the other methods.
     public var parameterEncoding: ParameterEncoding
 
     /// Creates a serializer.
-    public init(parameterEncoding: ParameterEncoding = .urlEncoded, defaultHeaders: [(name: String, value: String)] = StandardHeaders.defaults) {
+    public init(parameterEncoding: ParameterEncoding = .urlEncoded, defaultHeaders: HTTPFields = StandardHeaders.defaults) {
         self.parameterEncoding = parameterEncoding
         self.defaultHeaders = defaultHeaders
     }
 
     /// Sets (or with nil removes) a default header field.
-    public mutating func setHeader(_ name: String, to value: String?) {
-        defaultHeaders.setField(name, to: value)
+    public mutating func setHeader(_ name: HTTPField.Name, to value: String?) {
+        defaultHeaders[name] = value
     }
 
     /// Sends HTTP Basic credentials: `Authorization: Basic base64(username:password)`.
     public mutating func authorize(username: String, password: String) {
-        setHeader("Authorization", to: "Basic " + Data("\(username):\(password)".utf8).base64EncodedString())
+        setHeader(.authorization, to: "Basic " + Data("\(username):\(password)".utf8).base64EncodedString())
     }
 
     /// Sends a bearer token: `Authorization: Bearer token`.
     public mutating func authorize(bearerToken: String) {
-        setHeader("Authorization", to: "Bearer " + bearerToken)
+        setHeader(.authorization, to: "Bearer " + bearerToken)
     }
 
     /// Stops sending an `Authorization` field.
     public mutating func removeAuthorization() {
-        setHeader("Authorization", to: nil)
+        setHeader(.authorization, to: nil)
     }
 
     /// A request with `parameters` in the query or the body, as `method` says.
@@ -51,7 +51,7 @@ public struct RequestSerializer: Sendable {
     /// A caller's `Content-Type` in `headers` replaces the encoding's own.
     /// - Throws: ``UploadError/invalidParameters(_:)`` for values the encoding cannot hold.
     public func request(
-        _ method: RequestMethod, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = []
+        _ method: RequestMethod, _ url: URL, parameters: [String: FormValue]? = nil, headers: HTTPFields = [:]
     ) throws -> FormPostRequest {
         guard let parameters else { return request(method, url, body: nil, headers: headers) }
         if methodsEncodingParametersInURI.contains(method) {
@@ -63,7 +63,7 @@ public struct RequestSerializer: Sendable {
     /// A request with an `Encodable` value as its parameters: flattened into the query for
     /// the methods that take them there, otherwise encoded as ``parameterEncoding`` says.
     public func request(
-        _ method: RequestMethod, _ url: URL, encoding value: some Encodable, headers: [(name: String, value: String)] = []
+        _ method: RequestMethod, _ url: URL, encoding value: some Encodable, headers: HTTPFields = [:]
     ) throws -> FormPostRequest {
         if methodsEncodingParametersInURI.contains(method) {
             let parameters = try ParameterEncoding.parameters(of: value)
@@ -77,7 +77,7 @@ public struct RequestSerializer: Sendable {
     ///
     /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD, and any error of `build`.
     public func multipartRequest(
-        _ method: RequestMethod = .post, _ url: URL, parameters: [String: FormValue]? = nil, headers: [(name: String, value: String)] = [],
+        _ method: RequestMethod = .post, _ url: URL, parameters: [String: FormValue]? = nil, headers: HTTPFields = [:],
         form build: (inout MultipartForm) throws -> Void = { _ in }
     ) throws -> FormPostRequest {
         var form = MultipartForm()
@@ -90,28 +90,27 @@ public struct RequestSerializer: Sendable {
     /// always comes from the form.
     ///
     /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD.
-    public func multipartRequest(_ method: RequestMethod = .post, _ url: URL, form: MultipartForm, headers: [(name: String, value: String)] = []) throws -> FormPostRequest {
+    public func multipartRequest(_ method: RequestMethod = .post, _ url: URL, form: MultipartForm, headers: HTTPFields = [:]) throws -> FormPostRequest {
         guard method != .get, method != .head else { throw UploadError.methodCannotCarryBody(method) }
-        return request(method, url, body: try .form(form), headers: headers.filter { $0.name.lowercased() != "content-type" })
+        return request(method, url, body: try .form(form), headers: headers.filter { $0.name != .contentType })
     }
 
     /// A request with `body` as it is (raw bytes, a file, a stream, a form, or none).
     /// A caller's `Content-Type` in `headers` replaces the body's own.
-    public func request(_ method: RequestMethod, _ url: URL, body: RequestBody?, headers: [(name: String, value: String)] = []) -> FormPostRequest {
+    public func request(_ method: RequestMethod, _ url: URL, body: RequestBody?, headers: HTTPFields = [:]) -> FormPostRequest {
         var fields = defaultHeaders
-        let overridden = Set(headers.map { $0.name.lowercased() })
-        fields.removeAll { overridden.contains($0.name.lowercased()) }
-        fields += headers
+        let overridden = Set(headers.map(\.name))
+        fields.removeAll { overridden.contains($0.name) }
+        fields.append(contentsOf: headers)
         var body = body
-        if let contentType = fields.value(of: "Content-Type"), let given = body {
+        if let contentType = fields[.contentType], let given = body {
             body = RequestBody(plan: given.plan, contentType: contentType)
         }
-        var request = FormPostRequest(url: url, method: method, headers: fields, body: body)
-        if body != nil { request.setHeader("Content-Type", to: nil) }
-        return request
+        if body != nil { fields[.contentType] = nil }
+        return FormPostRequest(url: url, method: method, headers: fields, body: body)
     }
 
-    private func encodedRequest(_ method: RequestMethod, _ url: URL, bytes: [UInt8], headers: [(name: String, value: String)]) -> FormPostRequest {
+    private func encodedRequest(_ method: RequestMethod, _ url: URL, bytes: [UInt8], headers: HTTPFields) -> FormPostRequest {
         request(method, url, body: .bytes(bytes, contentType: parameterEncoding.contentType), headers: headers)
     }
 

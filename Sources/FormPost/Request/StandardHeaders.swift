@@ -47,8 +47,8 @@ public enum StandardHeaders {
     }
 
     /// `Accept-Language` and `User-Agent` for this process.
-    public static var defaults: [(name: String, value: String)] {
-        [("Accept-Language", acceptLanguage(preferredLanguages())), ("User-Agent", userAgent)]
+    public static var defaults: HTTPFields {
+        [.acceptLanguage: acceptLanguage(preferredLanguages()), .userAgent: userAgent]
     }
 
     private static var platformName: String {

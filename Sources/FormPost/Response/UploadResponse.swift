@@ -9,7 +9,7 @@ public struct UploadResponse: Sendable {
     /// The status code.
     public let status: Int
     /// The header fields, in order, names as received.
-    public let headers: [(name: String, value: String)]
+    public let headers: HTTPFields
     /// The body.
     public let body: [UInt8]
     /// The URL that answered (after redirects).
@@ -18,7 +18,7 @@ public struct UploadResponse: Sendable {
     public let method: RequestMethod
 
     /// Creates a response.
-    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], url: URL, method: RequestMethod = .get) {
+    public init(status: Int, headers: HTTPFields, body: [UInt8], url: URL, method: RequestMethod = .get) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -26,9 +26,10 @@ public struct UploadResponse: Sendable {
         self.method = method
     }
 
-    /// The first header named `name` (case-insensitive).
+    /// The value of the fields named `name` (case-insensitive), several joined as HTTP joins
+    /// them; nil when there is none. `headers[.location]` says the same for a known name.
     public func header(_ name: String) -> String? {
-        headers.value(of: name)
+        HTTPField.Name(name).flatMap { headers[$0] }
     }
 
     /// The `Content-Type` media type without parameters, lowercased (`application/json`), if any.

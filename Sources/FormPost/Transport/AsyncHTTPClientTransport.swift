@@ -82,7 +82,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
-        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        outgoing.headers.add(contentsOf: HTTPHeaders(request.headers))
         if let body = request.body {
             outgoing.headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
             let buffers = PlanByteBuffers(plan: body.plan, progress: request.progress, maxBytesPerSecond: request.maxBytesPerSecond)
@@ -93,7 +93,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             let collected = try await response.body.collect(upTo: request.maxResponseBytes)
             return UploadResponse(
                 status: Int(response.status.code),
-                headers: response.headers.map { ($0.name, $0.value) },
+                headers: HTTPFields(response.headers),
                 body: Array(collected.readableBytesView),
                 url: request.url,
                 method: request.method
@@ -110,7 +110,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         let eventLoop = client.eventLoopGroup.next()
         let plaintext = request.url.scheme?.lowercased() == "http"
         let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, sendsFileRegions: plaintext)
-        var headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
+        var headers = HTTPHeaders(request.headers)
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
         let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes) { regions.endEarly() }
         var collected: ResponseCollector.Collected

@@ -12,7 +12,7 @@ final class ResponseCollector: HTTPClientResponseDelegate {
     /// What was received.
     struct Collected: Sendable {
         var status = 0
-        var headers: [(name: String, value: String)] = []
+        var headers: HTTPFields = [:]
         var body: [UInt8] = []
     }
 
@@ -45,7 +45,7 @@ final class ResponseCollector: HTTPClientResponseDelegate {
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         state.withLock {
             $0.collected.status = Int(head.status.code)
-            $0.collected.headers = head.headers.map { ($0.name, $0.value) }
+            $0.collected.headers = HTTPFields(head.headers)
             if head.status.code >= 300 { $0.awaitedBodyLength = length }
         }
         if head.status.code >= 300 {

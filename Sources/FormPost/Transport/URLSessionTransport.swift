@@ -78,7 +78,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         if let timeout = request.timeout { urlRequest.timeoutInterval = timeout.inSeconds }
-        for header in request.headers { urlRequest.addValue(header.value, forHTTPHeaderField: header.name) }
+        for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
         var bodyData: Data?
         var bodyFile: BodyFile?
         if let body = request.body {
@@ -200,10 +200,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             exchange.continuation.resume(throwing: UploadError.transport("no HTTP response"))
             return
         }
-        let headers = response.allHeaderFields.compactMap { key, value -> (name: String, value: String)? in
-            guard let name = key as? String else { return nil }
-            return (name, String(describing: value))
-        }
+        let headers = HTTPFields(response.allHeaderFields.compactMap { key, value -> HTTPField? in
+            guard let name = (key as? String).flatMap({ HTTPField.Name($0) }) else { return nil }
+            return HTTPField(name: name, value: String(describing: value))
+        })
         exchange.continuation.resume(returning: UploadResponse(status: response.statusCode, headers: headers, body: Array(exchange.data), url: exchange.url, method: exchange.method))
     }
 

@@ -14,7 +14,7 @@ public struct TransportRequest: Sendable {
     /// The method.
     public var method: RequestMethod
     /// Header fields to send, besides `Content-Type` and `Content-Length`.
-    public var headers: [(name: String, value: String)]
+    public var headers: HTTPFields
     /// The body, if any.
     public var body: RequestBody?
     /// Where body bytes are counted.
