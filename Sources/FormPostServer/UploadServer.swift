@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdHTTP2
 import Logging
 import NIOCore
@@ -18,16 +19,19 @@ public struct UploadServer: Sendable {
     public let serverLogLevel: Logger.Level
     /// TLS for HTTPS, or nil for plaintext HTTP/1.1.
     public let tlsConfiguration: TLSConfiguration?
+    /// How long a stalled connection is held, and how many are open at once.
+    public let connectionLimits: ConnectionLimits
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
-                tlsConfiguration: TLSConfiguration? = nil) {
+                tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits()) {
         self.receiver = receiver
         self.host = host
         self.port = port
         self.serverLogLevel = serverLogLevel
         self.tlsConfiguration = tlsConfiguration
+        self.connectionLimits = connectionLimits
     }
 
     /// A server TLS configuration from PEM files — a certificate chain (the server's own
@@ -59,7 +63,10 @@ public struct UploadServer: Sendable {
     /// The Hummingbird application; run it with `runService()` (stops on SIGINT/SIGTERM) or
     /// `run()` inside a task that is cancelled to stop it. `onStarted` receives the bound port.
     ///
-    /// - Throws: an error from NIOSSL when the TLS configuration cannot be used.
+    /// With TLS, a connection that completes no handshake within the idle timeout is closed
+    /// (Hummingbird's own timeout starts once the handshake has chosen HTTP/2 or HTTP/1.1).
+    ///
+    /// - Throws: an error from NIOSSL, when the server starts, if the TLS configuration cannot be used.
     public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let receiver = self.receiver
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
@@ -67,10 +74,19 @@ public struct UploadServer: Sendable {
         }
         var logger = Logger(label: "formpost.server")
         logger.logLevel = serverLogLevel
+        let idle = connectionLimits.idleTimeout
+        let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idle))
+        let server: HTTPServerBuilder = tlsConfiguration.map { tls in
+            HTTPServerBuilder { responder in
+                let upgrade = try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: .init(idleTimeout: idle, streamConfiguration: http1), responder: responder)
+                return TLSFirstByteDeadlineChannel(upgrade: upgrade, timeout: TimeAmount(idle))
+            }
+        } ?? .http1(configuration: http1)
         return Application(
             responder: responder,
-            server: try tlsConfiguration.map { try .http2Upgrade(tlsConfiguration: $0) } ?? .http1(),
-            configuration: .init(address: .hostname(host, port: port), serverName: "formpost"),
+            server: server,
+            configuration: .init(address: .hostname(host, port: port), serverName: "formpost",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(connectionLimits.maxConnections)),
             onServerRunning: { channel in await onStarted(channel.localAddress?.port ?? 0) },
             logger: logger
         )

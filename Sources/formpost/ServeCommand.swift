@@ -27,11 +27,17 @@ struct ServeCommand: AsyncParsableCommand {
     var tlsCertificate: String?
     @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert.")
     var tlsKey: String?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send nothing of its request (head or body) before it is closed.")
+    var idleTimeout: Double = 60
+    @Option(name: .customLong("max-connections"), help: "The most connections open at once; others wait until one closes.")
+    var maxConnections = 1024
 
     func run() async throws {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
         guard let fileLimit = ByteSize.parse(maxFileSize) else { throw fail(UsageError("--max-file-size \(maxFileSize): expected bytes or K/M/G")) }
         guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
+        guard idleTimeout > 0, idleTimeout <= 86_400 else { throw fail(UsageError("--idle-timeout \(idleTimeout): expected seconds between 0 and 86400")) }
+        guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
         guard let mode = UInt16(fileMode, radix: 8), mode <= 0o777 else { throw fail(UsageError("--file-mode \(fileMode): expected octal permissions such as 600 or 640")) }
         let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode)
         let receiver: UploadReceiver
@@ -55,7 +61,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let directory = dir
         let scheme = tls == nil ? "http" : "https"
-        let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls).application { boundPort in
+        let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
+                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections)).application { boundPort in
             FileHandle.standardError.write(Data("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory) (Ctrl-C stops)\n".utf8))
         }
         try await app.runService()

@@ -96,7 +96,7 @@ struct ReceiverHardeningTests {
 }
 
 /// A TCP connection to 127.0.0.1 kept open by the test, to see what the server does with it.
-final class HeldConnection {
+final class HeldConnection: Sendable {
     private let descriptor: Int32
 
     init(port: Int) throws {
@@ -109,6 +109,16 @@ final class HeldConnection {
     func send(_ bytes: [UInt8]) throws {
         let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == bytes.count else { throw Subprocess.Failure(description: "send failed") }
+    }
+
+    /// Whether the server has closed the connection by now (reads and drops what it sent; never waits).
+    var isClosedByPeer: Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count > 0 { continue }
+            return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        }
     }
 
     /// Everything the server sends within `seconds`, and whether it closed the connection by then.

@@ -9,13 +9,14 @@ import Testing
 @Suite("Receiver over TLS")
 struct TLSServerTests {
     /// Runs an HTTPS receiver storing into a new directory, and `body` with its port.
-    private func withServer<T: Sendable>(_ fixtures: TLSFixtures, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+    private func withServer<T: Sendable>(_ fixtures: TLSFixtures, limits: ConnectionLimits = ConnectionLimits(),
+                                         _ body: @Sendable (Int) async throws -> T) async throws -> T {
         let directory = try SampleDirectory()
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: logger)
         let tls = try UploadServer.serverTLSConfiguration(certificateChainPath: fixtures.certificatePath, privateKeyPath: fixtures.keyPath)
-        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls)
+        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls, connectionLimits: limits)
         return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
     }
 
@@ -63,6 +64,24 @@ struct TLSServerTests {
         #expect(refused == 60)
         #expect(after.status == 0, "\(after.stderr)")
         #expect(try JSONDecoder().decode(Receipt.self, from: after.stdout).fields == [.init(name: "a", value: "1")])
+    }
+
+    @Test("a connection that never begins its TLS handshake, or stops in the middle of it, is closed after the idle timeout; clients go on")
+    func stalledHandshakes() async throws {
+        let fixtures = try await offPool { try TLSFixtures() }
+        let (outcomes, after) = try await withServer(fixtures, limits: ConnectionLimits(idleTimeout: .seconds(1))) { port in
+            let silent = try HeldConnection(port: port)
+            let halfHello = try HeldConnection(port: port)
+            try halfHello.send([0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00, 0xc4, 0x03, 0x03])   // a ClientHello's first bytes of 200
+            var outcomes: [(String, Bool)] = []
+            for (name, connection) in [("silent", silent), ("half a ClientHello", halfHello)] {
+                outcomes.append((name, try await offPool { try connection.readUntilClosed(seconds: 15) }.1))
+            }
+            let after = try await offPool { try formpost(["-s", "--cacert", fixtures.caPath, "-F", "a=1", "https://localhost:\(port)/upload"]) }
+            return (outcomes, after)
+        }
+        for (name, closed) in outcomes { #expect(closed, "\(name): still open 15 s after the 1 s idle timeout") }
+        #expect(after.status == 0, "\(after.stderr)")
     }
 
     @Test("formpost serve refuses TLS files it cannot use, naming them")

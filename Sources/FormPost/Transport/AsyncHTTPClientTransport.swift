@@ -62,7 +62,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// AsyncHTTPClient's defaults with a connect timeout of `connectTimeout`.
     private static func defaultConfiguration(connectTimeout: Duration) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = HTTPClient.Configuration.Timeout(connect: connectTimeout.timeAmount)
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(connectTimeout))
         return configuration
     }
 
@@ -76,7 +76,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
-        let deadline: NIODeadline = request.timeout.map { .now() + $0.timeAmount } ?? .distantFuture
+        let deadline: NIODeadline = request.timeout.map { .now() + TimeAmount($0) } ?? .distantFuture
         if let body = request.body, request.maxBytesPerSecond == nil {
             return try await sendThroughDelegate(request, body: body, deadline: deadline)
         }

@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FormPost
+import FormPostServer
+import Logging
+import Multipart
+import Testing
+
+/// Clients that connect and stall — a head sent half, a head and no body, nothing at all —
+/// against `formpost serve`'s server: the idle timeout closes them, the connection limit
+/// bounds them, and uploads go on meanwhile.
+@Suite("Stalled connections")
+struct StalledConnectionTests {
+    /// Runs `body` with an upload server on `limits`, storing into `directory`.
+    private func withServer<T: Sendable>(_ limits: ConnectionLimits, directory: String, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+        var logger = Logger(label: "formpost.test")
+        logger.logLevel = .critical
+        let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory), logger: logger)
+        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, connectionLimits: limits)
+        return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+    }
+
+    private static let halfHead = Array("POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty".utf8)
+    private static let headWithoutAllOfItsBody = Array((
+        "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000\r\n\r\n"
+        + "--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\n\r\nthe first bytes of a file"
+    ).utf8)
+
+    @Test("a silent connection, a head sent half and a body that stops are closed after the idle timeout; nothing is stored")
+    func stalledAreClosed() async throws {
+        let directory = try SampleDirectory()
+        let outcomes = try await withServer(ConnectionLimits(idleTimeout: .seconds(1)), directory: directory.path) { port in
+            let silent = try HeldConnection(port: port)
+            let half = try HeldConnection(port: port)
+            try half.send(Self.halfHead)
+            let bodyless = try HeldConnection(port: port)
+            try bodyless.send(Self.headWithoutAllOfItsBody)
+            var outcomes: [(String, closed: Bool, seconds: Double)] = []
+            let started = Date()
+            for (name, connection) in [("silent", silent), ("half a head", half), ("a body that stops", bodyless)] {
+                let (_, closed) = try await offPool { try connection.readUntilClosed(seconds: 15) }
+                outcomes.append((name, closed, Date().timeIntervalSince(started)))
+            }
+            return outcomes
+        }
+        for outcome in outcomes {
+            #expect(outcome.closed, "\(outcome.0): still open 15 s after the 1 s idle timeout")
+            #expect(outcome.seconds >= 0.9, "\(outcome.0) was closed after \(outcome.seconds) s, before the idle timeout")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "the stopped body left a file")
+    }
+
+    @Test("2,000 stalled connections are closed by the timeout while uploads go on, byte-exact")
+    func manyStalled() async throws {
+        let directory = try SampleDirectory()
+        let file = try directory.file("photo.bin", size: 300_000, seed: 4)
+        let storage = try SampleDirectory()
+        let (receipts, stillOpen) = try await withServer(ConnectionLimits(idleTimeout: .seconds(2), maxConnections: 4096), directory: storage.path) { port in
+            let stalled = try await offPool { () -> [HeldConnection] in
+                try (0..<2000).map { _ in
+                    let connection = try HeldConnection(port: port)
+                    try connection.send(Self.halfHead)
+                    return connection
+                }
+            }
+            var form = MultipartForm()
+            try form.append(name: "photo", fileAt: file)
+            let url = URL(string: "http://127.0.0.1:\(port)/upload")!
+            var receipts: [Receipt] = []
+            for _ in 0..<3 {
+                receipts.append(try await FormPostClient().upload(form, to: url).validate().decode(Receipt.self))
+            }
+            let deadline = Date().addingTimeInterval(30)
+            var open = stalled
+            while !open.isEmpty && Date() < deadline {
+                open.removeAll { $0.isClosedByPeer }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            return (receipts, open.count)
+        }
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+        #expect(receipts.map { $0.files.map(\.sha256) } == Array(repeating: [expected], count: 3))
+        #expect(stillOpen == 0, "\(stillOpen) of 2,000 stalled connections were still open 30 s after a 2 s idle timeout")
+    }
+
+    @Test("at the connection limit a new client waits for a place, which the idle timeout frees")
+    func connectionLimit() async throws {
+        let storage = try SampleDirectory()
+        let (status, seconds) = try await withServer(ConnectionLimits(idleTimeout: .seconds(1), maxConnections: 2), directory: storage.path) { port in
+            let held = [try HeldConnection(port: port), try HeldConnection(port: port)]
+            try await Task.sleep(for: .milliseconds(200))   // both accepted: the server is at its limit
+            var form = MultipartForm()
+            form.append(name: "a", value: "1")
+            let started = Date()
+            let response = try await FormPostClient().upload(form, to: URL(string: "http://127.0.0.1:\(port)/upload")!)
+            withExtendedLifetime(held) {}
+            return (response.status, Date().timeIntervalSince(started))
+        }
+        #expect(status == 200)
+        #expect(seconds >= 0.5, "the upload was answered after \(seconds) s: the two held connections did not count against the limit of 2")
+    }
+
+    @Test("formpost serve refuses an idle timeout or a connection limit it cannot use, naming the option")
+    func serveOptions() throws {
+        let directory = try SampleDirectory()
+        let cases: [([String], String)] = [
+            (["--idle-timeout", "0"], "--idle-timeout 0.0: expected seconds"),
+            (["--idle-timeout=-5"], "--idle-timeout -5.0: expected seconds"),
+            (["--idle-timeout", "1e9"], "expected seconds between 0 and 86400"),
+            (["--max-connections", "0"], "--max-connections must be positive"),
+        ]
+        for (arguments, message) in cases {
+            let result = try formpost(["serve", "--port", "0", "--dir", directory.path + "/uploads"] + arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+        }
+    }
+}
