@@ -30,7 +30,7 @@ struct FileSink {
         self.partialPath = directory + "/" + Self.partialPrefix + name
         self.mode = mode
         descriptor = open(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ReceiverFailure.storage("cannot create a file in \(directory): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot create a file in \(directory)", errno: errno) }
     }
 
     mutating func write(_ bytes: ArraySlice<UInt8>) throws {
@@ -46,7 +46,7 @@ struct FileSink {
                 #endif
                 if count < 0 {
                     if errno == EINTR { continue }
-                    throw ReceiverFailure.storage("writing an upload failed: \(String(cString: strerror(errno)))")
+                    throw ReceiverFailure.storing("writing an upload failed", errno: errno)
                 }
                 done += count
             }
@@ -61,11 +61,11 @@ struct FileSink {
         close(descriptor)
         guard modeSet else {
             unlink(partialPath)
-            throw ReceiverFailure.storage("setting the mode of an upload failed: \(String(cString: strerror(errno)))")
+            throw ReceiverFailure.storing("setting the mode of an upload failed", errno: errno)
         }
         guard rename(partialPath, directory + "/" + storedName) == 0 else {
             unlink(partialPath)
-            throw ReceiverFailure.storage("storing an upload failed: \(String(cString: strerror(errno)))")
+            throw ReceiverFailure.storing("storing an upload failed", errno: errno)
         }
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
@@ -80,7 +80,19 @@ struct FileSink {
 /// Why a receiver refused or failed a request; each maps to an HTTP status.
 enum ReceiverFailure: Error {
     case limitExceeded(ReceiverLimit, value: Int64)
+    /// The file system is full (or the quota reached): 507.
+    case insufficientStorage(String)
     case storage(String)
     case methodNotAllowed(String)
     case unsupportedMediaType(String)
+}
+
+extension ReceiverFailure {
+    /// A failure to store an upload: ``insufficientStorage(_:)`` when the file system is
+    /// full or the quota reached, else ``storage(_:)``; `what` and the system's message are
+    /// kept for the log.
+    static func storing(_ what: String, errno code: Int32) -> ReceiverFailure {
+        let detail = "\(what): \(String(cString: strerror(code)))"
+        return code == ENOSPC || code == EDQUOT ? .insufficientStorage(detail) : .storage(detail)
+    }
 }

@@ -51,8 +51,13 @@ public struct UploadReceiver: Sendable {
             received = receipt
             response = Self.json(receipt, status: .ok, closingInputOf: bodyLeft ? (context as? ReceiverRequestContext)?.channel : nil)
         } catch {
-            response = Self.errorResponse(for: error)
-            if case ReceiverFailure.storage(let detail) = error { logger.error("\(request.method) \(request.uri.path): \(detail)") }
+            response = Self.errorResponse(for: error, closingInputOf: (context as? ReceiverRequestContext)?.channel)
+            switch error {
+            case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
+                logger.error("\(request.method) \(request.uri.path): \(detail)")
+            default:
+                break
+            }
             if Self.isUnexpected(error) { logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))") }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -95,24 +100,34 @@ public struct UploadReceiver: Sendable {
         }
     }
 
-    static func errorResponse(for error: any Error) -> Response {
+    /// The answer to a request that failed with `error`. With `closingInputOf`, the answer
+    /// closes the connection: what the client still sends of a refused body is not read.
+    static func errorResponse(for error: any Error, closingInputOf channel: (any Channel)? = nil) -> Response {
+        let (message, status) = errorAnswer(for: error)
+        var response = json(ErrorBody(error: message), status: status, closingInputOf: channel)
+        if status == .methodNotAllowed { response.headers[.allow] = "POST" }
+        return response
+    }
+
+    /// What the client is told about `error`, and with which status.
+    static func errorAnswer(for error: any Error) -> (String, HTTPResponse.Status) {
         switch error {
         case MultipartError.limitExceeded(let limit, let value):
-            return errorResponse(for: ReceiverFailure.limitExceeded(ReceiverLimit(limit), value: value))
+            return errorAnswer(for: ReceiverFailure.limitExceeded(ReceiverLimit(limit), value: value))
         case ReceiverFailure.limitExceeded(let limit, let value):
-            return json(ErrorBody(error: "The upload exceeds the limit \(limit.rawValue) (\(value) bytes or parts)."), status: .contentTooLarge)
+            return ("The upload exceeds the limit \(limit.rawValue) (\(value) bytes or parts).", .contentTooLarge)
         case let error as MultipartError:
-            return json(ErrorBody(error: error.description), status: .badRequest)
+            return (error.description, .badRequest)
         case ReceiverFailure.methodNotAllowed(let message):
-            var response = json(ErrorBody(error: message), status: .methodNotAllowed)
-            response.headers[.allow] = "POST"
-            return response
+            return (message, .methodNotAllowed)
         case ReceiverFailure.unsupportedMediaType(let message):
-            return json(ErrorBody(error: message), status: .unsupportedMediaType)
+            return (message, .unsupportedMediaType)
+        case ReceiverFailure.insufficientStorage:
+            return ("The server has no room left to store the upload.", .init(code: 507, reasonPhrase: "Insufficient Storage"))
         case ReceiverFailure.storage:
-            return json(ErrorBody(error: "The upload could not be stored."), status: .internalServerError)
+            return ("The upload could not be stored.", .internalServerError)
         default:
-            return json(ErrorBody(error: "The upload failed."), status: .badRequest)
+            return ("The upload failed.", .badRequest)
         }
     }
 
