@@ -46,12 +46,15 @@ public struct UploadReceiver: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let response: Response
         var received: Receipt?
+        var bodyFinished = false
         do {
-            let (receipt, bodyLeft) = try await receive(request)
+            let (receipt, bodyLeft) = try await receive(request, bodyFinished: &bodyFinished)
             received = receipt
-            response = Self.json(receipt, status: .ok, closingInputOf: bodyLeft ? (context as? ReceiverRequestContext)?.channel : nil)
+            response = Self.json(receipt, status: .ok, ending: bodyLeft ? (context as? ReceiverRequestContext)?.channel : nil)
         } catch {
-            response = Self.errorResponse(for: error, closingInputOf: (context as? ReceiverRequestContext)?.channel)
+            let channel = (context as? ReceiverRequestContext)?.channel
+            let unread = !bodyFinished && channel.map { Self.declaresBody(request, on: $0) } == true
+            response = Self.errorResponse(for: error, ending: unread ? channel : nil)
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
                 logger.error("\(request.method) \(request.uri.path): \(detail)")
@@ -66,9 +69,18 @@ public struct UploadReceiver: Sendable {
         return response
     }
 
+    /// Whether `request` comes with a body: a positive `Content-Length`, or without one
+    /// `Transfer-Encoding` on HTTP/1.1, or a stream of HTTP/2 (whose connection, not the
+    /// listening channel, is its channel's parent).
+    static func declaresBody(_ request: Request, on channel: any Channel) -> Bool {
+        if let length = request.headers[.contentLength].flatMap(Int64.init) { return length > 0 }
+        return request.headers[.transferEncoding] != nil || channel.parent?.parent != nil
+    }
+
     /// Reads the form; returns its receipt, and whether the client may still be sending
-    /// (bytes after the closing delimiter, which are not read).
-    private func receive(_ request: Request) async throws -> (Receipt, bodyLeft: Bool) {
+    /// (bytes after the closing delimiter, which are not read). `bodyFinished` tells, also
+    /// when it throws, whether the body was read to its end.
+    private func receive(_ request: Request, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
         guard request.method == .post else { throw ReceiverFailure.methodNotAllowed("\(request.method) is not allowed: send POST") }
         let contentType = request.headers[.contentType] ?? ""
         guard contentType.lowercased().hasPrefix("multipart/form-data") else {
@@ -92,6 +104,7 @@ public struct UploadReceiver: Sendable {
                     break
                 }
             }
+            bodyFinished = !stoppedEarly
             try parser.finish()
             return (writer.result, stoppedEarly && (declaredLength.map { read < $0 } ?? true))
         } catch {
@@ -100,11 +113,11 @@ public struct UploadReceiver: Sendable {
         }
     }
 
-    /// The answer to a request that failed with `error`. With `closingInputOf`, the answer
-    /// closes the connection: what the client still sends of a refused body is not read.
-    static func errorResponse(for error: any Error, closingInputOf channel: (any Channel)? = nil) -> Response {
+    /// The answer to a request that failed with `error`; with `ending`, the answer ends the
+    /// connection as ``json(_:status:ending:)`` says.
+    static func errorResponse(for error: any Error, ending channel: (any Channel)? = nil) -> Response {
         let (message, status) = errorAnswer(for: error)
-        var response = json(ErrorBody(error: message), status: status, closingInputOf: channel)
+        var response = json(ErrorBody(error: message), status: status, ending: channel)
         if status == .methodNotAllowed { response.headers[.allow] = "POST" }
         return response
     }
@@ -137,21 +150,31 @@ public struct UploadReceiver: Sendable {
         !(error is MultipartError || error is ReceiverFailure)
     }
 
-    /// `value` as a JSON answer. With `closingInputOf`, the answer says `Connection: close`
-    /// and, once written, stops reading that connection: the server then closes it instead
-    /// of reading what the client still sends.
-    static func json(_ value: some Encodable, status: HTTPResponse.Status, closingInputOf channel: (any Channel)? = nil) -> Response {
+    /// How long a connection whose request was answered before its body was read goes on
+    /// being read (and what arrives dropped) before it is closed: time for the client to
+    /// read the answer and stop sending. Closing at once would make the kernel answer the
+    /// bytes still in flight with a reset, which can destroy the answer before the client
+    /// reads it (nginx's `lingering_timeout` is 5 s too).
+    static let lingeringTime: TimeAmount = .seconds(5)
+
+    /// `value` as a JSON answer. With `ending` (the request's channel), the answer ends the
+    /// exchange although the client may still be sending: the connection (on HTTP/2, the
+    /// stream) is closed ``lingeringTime`` after the answer was written, or sooner by the
+    /// client. (It does not say `Connection: close`: AsyncHTTPClient closes at once on that
+    /// while its body is still going, and loses the answer's body; HTTP/2 forbids it.)
+    static func json(_ value: some Encodable, status: HTTPResponse.Status, ending channel: (any Channel)? = nil) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let buffer = ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8))
+        let headers: HTTPFields = [.contentType: "application/json"]
         guard let channel else {
-            return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: buffer))
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
         }
         let body = ResponseBody(contentLength: buffer.readableBytes) { writer in
             try await writer.write(buffer)
             try await writer.finish(nil)
-            channel.close(mode: .input, promise: nil)
+            channel.eventLoop.scheduleTask(in: lingeringTime) { channel.close(promise: nil) }
         }
-        return Response(status: status, headers: [.contentType: "application/json", .connection: "close"], body: body)
+        return Response(status: status, headers: headers, body: body)
     }
 }

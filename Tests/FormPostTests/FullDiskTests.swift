@@ -7,7 +7,7 @@ import Testing
 /// The receiver on a file system that fills up: a tmpfs of 1 MiB the test mounts.
 @Suite("A full disk")
 struct FullDiskTests {
-    @Test("an upload larger than the room left answers 507, closes the connection and leaves nothing; the next one that fits is stored")
+    @Test("an upload larger than the room left answers 507 and leaves nothing; the next one that fits is stored")
     func fullDisk() async throws {
         let disk = try TmpfsMount(kibibytes: 1024)
         let samples = try SampleDirectory()
@@ -27,7 +27,6 @@ struct FullDiskTests {
         }
         #expect(refused.status == 507, "\(refused.text)")
         #expect(refused.text.contains("no room left"), "\(refused.text)")
-        #expect(refused.headers[.connection] == "close", "the rest of a refused body is not read")
         #expect(leftAfterRefusal.isEmpty, "the refused upload left \(leftAfterRefusal)")
         #expect(stored.files.map(\.sha256) == [sha256Hex(try Data(contentsOf: URL(fileURLWithPath: small)))])
         #expect(stored.files.first.map { FileManager.default.fileExists(atPath: disk.path + "/" + ($0.storedAs ?? "")) } == true)

@@ -6,6 +6,7 @@ import FormPost
 import FormPostServer
 import Logging
 import Multipart
+import Synchronization
 import Testing
 
 /// The receiver against what a hostile or unlucky client does: too many fields, a body
@@ -25,6 +26,22 @@ struct ReceiverHardeningTests {
         }
         #expect(response.status == 413)
         #expect(response.text.contains("maxTotalFieldBytes"), "\(response.text)")
+    }
+
+    @Test("100 MiB of garbage under a multipart content type answers 400 within its first bytes and stores nothing")
+    func garbage() async throws {
+        let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
+        let garbage = Array(random.readData(ofLength: 100 << 20))
+        let body = RequestBody.bytes(garbage, contentType: "multipart/form-data; boundary=\(UUID().uuidString)")
+        let sent = Mutex(Int64(0))
+        let server = try TestServer()
+        let response = try await server.run { base in
+            try await client.send(body, to: base.appendingPathComponent("upload")) { progress in sent.withLock { $0 = progress.bytesSent } }
+        }
+        #expect(response.status == 400)
+        #expect(response.text.contains("it is not a form with that boundary"), "\(response.text)")
+        #expect(sent.withLock { $0 } < 32 << 20, "the client sent \(sent.withLock { $0 }) bytes before the server refused the body")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: server.directory).isEmpty)
     }
 
     @Test("reading stops at the closing delimiter: the answer comes at once, then the connection closes")

@@ -161,6 +161,24 @@ struct ParserTests {
         #expect(error == .limitExceeded(limit: .maxHeaderBytes, value: 16384))
     }
 
+    @Test("a body without the delimiter in its first 16 KiB is refused there, without reading the rest; a short preamble is skipped")
+    func endlessPreamble() throws {
+        var parser = try MultipartParser(boundary: "B")
+        let garbage = [UInt8](repeating: UInt8(ascii: "x"), count: 4096)
+        var fed = 0
+        let error = #expect(throws: MultipartError.self) {
+            for _ in 0..<25_600 {   // 100 MiB, were it all read
+                parser.append(garbage)
+                fed += garbage.count
+                while try parser.next() != nil {}
+            }
+        }
+        #expect(error == .malformedBody(reason: "no delimiter \"--B\" in its first 16384 bytes: it is not a form with that boundary"))
+        #expect(fed <= 16384 + 4096, "the parser read \(fed) bytes of garbage before refusing it")
+        let withPreamble = Array("This is a multi-part message in MIME format.\r\n--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--B--\r\n".utf8)
+        #expect(try parse(withPreamble, contentType: "multipart/form-data; boundary=B") { 7 }.map(\.head.name) == ["a"])
+    }
+
     @Test("content types without a boundary are refused", arguments: ["text/plain", "multipart/form-data", "multipart/form-data; boundary=", "application/json; boundary=x"])
     func noBoundary(contentType: String) {
         #expect(throws: MultipartError.missingBoundary(contentType: contentType)) { try MultipartParser(contentType: contentType) }
@@ -201,7 +219,7 @@ struct ParserBoundTests {
                 filler: Array("x".utf8), size: 64 << 20, reason: "maxHeaderBytes"),
         Hostile(testDescription: "partial delimiters in a body", start: "--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n",
                 filler: Array("\r\n-\r\n--\r".utf8), size: 64 << 20, reason: nil),
-        Hostile(testDescription: "partial delimiters in the preamble", start: "", filler: Array("\r\n-\r\n--\r\n--C".utf8), size: 64 << 20, reason: nil),
+        Hostile(testDescription: "partial delimiters in the preamble", start: "", filler: Array("\r\n-\r\n--\r\n--C".utf8), size: 64 << 20, reason: "first 16384 bytes"),
     ]
 
     @Test("the bytes held stay under the bound and the body is refused", arguments: cases)

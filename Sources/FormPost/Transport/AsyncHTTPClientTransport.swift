@@ -128,11 +128,15 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             try? await regions.finish(checkingFiles: false)
             if let change = regions.fileChange { throw change }
             // A final answer (3xx–5xx) that came before the body was all sent ends the body
-            // stream early; AsyncHTTPClient then reports the stream as cancelled although
-            // the answer is complete.
-            let answeredEarly = regions.endedEarly || (error as? HTTPClientError) == .requestStreamCancelled
-            guard answeredEarly, delegate.collectedSoFar.status >= 300 else { throw Self.translate(error, url: request.url) }
-            collected = delegate.collectedSoFar
+            // stream early; AsyncHTTPClient then reports the stream as cancelled, or the
+            // server's close of the connection as an error, although the answer is complete.
+            if let answer = delegate.completeFinalAnswer {
+                collected = answer
+            } else {
+                let answeredEarly = regions.endedEarly || (error as? HTTPClientError) == .requestStreamCancelled
+                guard answeredEarly, delegate.collectedSoFar.status >= 300 else { throw Self.translate(error, url: request.url) }
+                collected = delegate.collectedSoFar
+            }
         }
         try await regions.finish(checkingFiles: !regions.endedEarly)
         return UploadResponse(status: collected.status, headers: collected.headers, body: collected.body, url: request.url, method: request.method)

@@ -33,6 +33,14 @@ final class ResponseCollector: HTTPClientResponseDelegate {
     /// What has been collected so far (status 0 before the head).
     var collectedSoFar: Collected { state.withLock { $0.collected } }
 
+    /// A final answer (300 or more) whose body arrived whole by its `Content-Length`, or nil.
+    var completeFinalAnswer: Collected? {
+        state.withLock { state in
+            guard state.collected.status >= 300, let length = state.awaitedBodyLength, state.collected.body.count >= length else { return nil }
+            return state.collected
+        }
+    }
+
     func didSendRequestHead(task: HTTPClient.Task<Collected>, _ head: HTTPRequestHead) {
         progress.restart()
     }

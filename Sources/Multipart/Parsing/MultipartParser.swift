@@ -150,7 +150,12 @@ public struct MultipartParser {
             throw MultipartError.limitExceeded(limit: .maxTotalBytes, value: max)
         }
         switch state {
-        case .preamble: scanContent(emit: false)
+        case .preamble:
+            scanContent(emit: false)
+            if state == .preamble, totalBytes - Int64(carry.count) > Int64(limits.maxPreambleBytes) {
+                throw MultipartError.malformedBody(
+                    reason: "no delimiter \"--\(boundary)\" in its first \(limits.maxPreambleBytes) bytes: it is not a form with that boundary")
+            }
         case .body: try scanContentChecked()
         case .afterDelimiter: try readAfterDelimiter()
         case .headers: try readHeaders()
