@@ -37,6 +37,8 @@ struct ConnectionOptions: ParsableArguments {
         guard !(http1Only && http2) else { throw UsageError("use only one of --http1.1 and --http2") }
         var configuration = HTTPClient.Configuration()
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: .nanoseconds(Int64((connectTimeout ?? 10) * 1e9)))
+        // As curl: a connection that fails is not tried again unless --retry says so.
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.httpVersion = http1Only ? .http1Only : .automatic
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caCertificates {
@@ -76,7 +78,8 @@ struct ConnectionOptions: ParsableArguments {
         }
         switch scheme {
         case "http":
-            let authorization = components.user.map { HTTPClient.Authorization.basic(username: $0.removingPercentEncoding ?? $0, password: (components.password ?? "").removingPercentEncoding ?? "") }
+            // URLComponents' user and password are already percent-decoded.
+            let authorization = components.user.map { HTTPClient.Authorization.basic(username: $0, password: components.password ?? "") }
             return .server(host: host, port: components.port ?? 1080, authorization: authorization)
         case "socks5", "socks5h":
             return .socksServer(host: host, port: components.port ?? 1080)

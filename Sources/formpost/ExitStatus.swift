@@ -15,6 +15,7 @@ enum ExitStatus: Int32 {
     case timedOut = 28
     case tlsHandshakeFailed = 35
     case sendError = 55
+    case receiveError = 56
     case clientCertificateProblem = 58
     case untrustedCertificate = 60
     case caCertificateProblem = 77
@@ -39,6 +40,8 @@ enum ExitStatus: Int32 {
         case UploadError.timedOut: return .timedOut
         case UploadError.invalidURL, UploadError.methodCannotCarryBody: return .usage
         case UploadError.transport: return .sendError
+        // curl: "CONNECT tunnel failed" is a receive error.
+        case UploadError.proxyRefused: return .receiveError
         default: return .failure
         }
     }

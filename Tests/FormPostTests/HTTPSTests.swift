@@ -148,20 +148,26 @@ struct HTTPSTests {
             configuration.tlsConfiguration = tls
             for version in [HTTPClient.Configuration.HTTPVersion.automatic, .http1Only] {
                 configuration.httpVersion = version
-                let transport = AsyncHTTPClientTransport(configuration: configuration)
-                let response = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
-                try await transport.shutdown()
+                let response = try await withTransport(configuration) { transport in
+                    try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
+                }
                 let digest = try JSONDecoder().decode(Digest.self, from: Data(response.body))
                 #expect(digest.sha256 == sha256Hex(expected) && digest.length == expected.count)
             }
             configuration.redirectConfiguration = .disallow
             let appClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-            let transport = AsyncHTTPClientTransport(client: appClient)
-            let response = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
-            try await transport.shutdown()
-            // The transport did not shut the application's client down: it still works.
-            let again = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
-            try await appClient.shutdown()
+            let (response, again): (UploadResponse, UploadResponse)
+            do {
+                let transport = AsyncHTTPClientTransport(client: appClient)
+                response = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
+                try await transport.shutdown()
+                // The transport did not shut the application's client down: it still works.
+                again = try await FormPostClient(transport: transport).upload(form, to: URL(string: front.url("digest"))!)
+                try await appClient.shutdown()
+            } catch {
+                try? await appClient.shutdown()
+                throw error
+            }
             for answer in [response, again] {
                 #expect(try JSONDecoder().decode(Digest.self, from: Data(answer.body)).sha256 == sha256Hex(expected))
             }
@@ -197,9 +203,9 @@ struct HTTPSTests {
             tls.trustRoots = .file(front.fixtures.caPath)
             var configuration = HTTPClient.Configuration()
             configuration.tlsConfiguration = tls
-            let transport = AsyncHTTPClientTransport(configuration: configuration)
-            let response = try await FormPostClient(transport: transport).upload(sending, to: URL(string: front.url("digest"))!, strategy: .streaming)
-            try await transport.shutdown()
+            let response = try await withTransport(configuration) { transport in
+                try await FormPostClient(transport: transport).upload(sending, to: URL(string: front.url("digest"))!, strategy: .streaming)
+            }
             return (try JSONDecoder().decode(Digest.self, from: Data(response.body)), front.nginx.protocolsLogged)
         }
         #expect(digest.length == expected.count)
@@ -217,5 +223,20 @@ struct HTTPSTests {
         #expect(status == 0)
         print("bounded-memory over TLS \(flag): client peak \(peakMiB) MiB")
         #expect(peakMiB > 0 && peakMiB < 64, "the client peaked at \(peakMiB) MiB while sending 120 MB over TLS to a slow reader")
+    }
+}
+
+/// Runs `body` with a transport of its own on `configuration`, shut down afterwards whether
+/// `body` returns or throws (an AsyncHTTPClient left running traps in debug builds).
+func withTransport<T: Sendable>(_ configuration: HTTPClient.Configuration,
+                                _ body: (AsyncHTTPClientTransport) async throws -> T) async throws -> T {
+    let transport = AsyncHTTPClientTransport(configuration: configuration)
+    do {
+        let result = try await body(transport)
+        try await transport.shutdown()
+        return result
+    } catch {
+        try? await transport.shutdown()
+        throw error
     }
 }

@@ -4,29 +4,30 @@ import FormPostServer
 import Logging
 import Testing
 
+/// Runs an HTTPS receiver (`formpost serve`'s, with the fixtures' valid certificate) storing
+/// into a new directory, and `body` with its port.
+func withTLSReceiver<T: Sendable>(_ fixtures: TLSFixtures, limits: ConnectionLimits = ConnectionLimits(),
+                                  _ body: @Sendable (Int) async throws -> T) async throws -> T {
+    let directory = try SampleDirectory()
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: logger)
+    let tls = try UploadServer.serverTLSConfiguration(certificateChainPath: fixtures.certificatePath, privateKeyPath: fixtures.keyPath)
+    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls, connectionLimits: limits)
+    return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+}
+
 /// `formpost serve`'s receiver over TLS, HTTP/2 by ALPN and HTTP/1.1, with certificates
 /// openssl made for the test; formpost, curl and Python requests as clients.
 @Suite("Receiver over TLS")
 struct TLSServerTests {
-    /// Runs an HTTPS receiver storing into a new directory, and `body` with its port.
-    private func withServer<T: Sendable>(_ fixtures: TLSFixtures, limits: ConnectionLimits = ConnectionLimits(),
-                                         _ body: @Sendable (Int) async throws -> T) async throws -> T {
-        let directory = try SampleDirectory()
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: logger)
-        let tls = try UploadServer.serverTLSConfiguration(certificateChainPath: fixtures.certificatePath, privateKeyPath: fixtures.keyPath)
-        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls, connectionLimits: limits)
-        return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
-    }
-
     @Test("formpost, curl and Python requests upload over HTTP/2 and HTTP/1.1; every SHA-256 matches")
     func clients() async throws {
         let fixtures = try await offPool { try TLSFixtures() }
         let directory = try SampleDirectory()
         let path = try directory.file("photo.bin", size: 2_500_000, seed: 3)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let answers = try await withServer(fixtures) { port in
+        let answers = try await withTLSReceiver(fixtures) { port in
             let url = "https://localhost:\(port)/upload"
             let form = ["-F", "title=hi", "-F", "photo=@\(path)", url]
             var answers: [(String, Data)] = []
@@ -55,7 +56,7 @@ struct TLSServerTests {
     @Test("a client that does not trust the CA fails the handshake (curl exits 60), and the server goes on serving")
     func untrustedClient() async throws {
         let fixtures = try await offPool { try TLSFixtures() }
-        let (refused, after) = try await withServer(fixtures) { port in
+        let (refused, after) = try await withTLSReceiver(fixtures) { port in
             let url = "https://localhost:\(port)/upload"
             let refused = try await offPool { try Subprocess.status("curl", ["-s", "-F", "a=1", url]) }
             let after = try await offPool { try formpost(["-s", "--cacert", fixtures.caPath, "-F", "a=1", url]) }
@@ -69,7 +70,7 @@ struct TLSServerTests {
     @Test("a connection that never begins its TLS handshake, or stops in the middle of it, is closed after the idle timeout; clients go on")
     func stalledHandshakes() async throws {
         let fixtures = try await offPool { try TLSFixtures() }
-        let (outcomes, after) = try await withServer(fixtures, limits: ConnectionLimits(idleTimeout: .seconds(1))) { port in
+        let (outcomes, after) = try await withTLSReceiver(fixtures, limits: ConnectionLimits(idleTimeout: .seconds(1))) { port in
             let silent = try HeldConnection(port: port)
             let halfHello = try HeldConnection(port: port)
             try halfHello.send([0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00, 0xc4, 0x03, 0x03])   // a ClientHello's first bytes of 200

@@ -32,6 +32,9 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
     /// The server's certificate was not accepted: issued by a CA that is not trusted,
     /// expired or not yet valid, or not for `host`.
     case untrustedCertificate(host: String, reason: String)
+    /// The proxy refused to open the way: 407, it asks for credentials; nil, it answered
+    /// `CONNECT` with another status or something that is not HTTP.
+    case proxyRefused(status: Int?)
 
     public var description: String {
         switch self {
@@ -64,6 +67,10 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
             return "The response's body is larger than \(limit) bytes (UploadOptions.maxResponseBytes): raise the limit to read it."
         case .tlsHandshakeFailed(let host, let reason):
             return "The TLS handshake with \(host) failed: \(reason)."
+        case .proxyRefused(let status) where status == 407:
+            return "The proxy asks for credentials (407): give them in the proxy URL, http://user:password@host:port (HTTPClient.Configuration.Proxy's authorization)."
+        case .proxyRefused:
+            return "The proxy refused to open a connection to the server (CONNECT was not answered 2xx)."
         case .untrustedCertificate(let host, let reason):
             return "The certificate of \(host) was not accepted: \(reason). Trust its CA with --cacert FILE (TLSConfiguration.trustRoots), or skip verification with -k."
         }

@@ -63,6 +63,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private static func defaultConfiguration(connectTimeout: Duration) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(connectTimeout))
+        // Failed connections are retried by the client's RetryPolicy, as the caller chose.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return configuration
     }
 
@@ -156,6 +158,10 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             return UploadError.timedOut("no complete answer from \(host) in time")
         case let error as HTTPClientError where error == .cancelled:
             return CancellationError()
+        case let error as HTTPClientError where error == .proxyAuthenticationRequired:
+            return UploadError.proxyRefused(status: 407)
+        case let error as HTTPClientError where error == .invalidProxyResponse:
+            return UploadError.proxyRefused(status: nil)
         case let error as NIOSSLExtraError where error == .failedToValidateHostname:
             return UploadError.untrustedCertificate(host: host, reason: "it is not issued for the host name \(host)")
         case let error as NIOSSLError:
