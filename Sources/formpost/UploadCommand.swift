@@ -65,6 +65,8 @@ struct UploadCommand: AsyncParsableCommand {
     var silent = false
     @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, print error messages all the same.")
     var showError = false
+    @Flag(name: [.customShort("#"), .customLong("progress-bar")], help: "Show the progress as a bar (curl's -#; it is formpost's only progress display).")
+    var progressBar = false
     @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Print the request and response heads on standard error.")
     var verbose = false
     @Option(name: .customLong("transport"), help: "ahc (AsyncHTTPClient, the default) or urlsession.")

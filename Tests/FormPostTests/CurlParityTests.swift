@@ -21,6 +21,7 @@ struct CurlParityTests {
         Case(arguments: ["-f", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
         Case(arguments: ["--fail-with-body", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
         Case(arguments: ["-Fa=1"], path: "echo", exitCode: 0),
+        Case(arguments: ["-#", "-F", "a=1"], path: "echo", exitCode: 0),
         Case(arguments: ["-w", "code=%{http_code}\\n", "-F", "a=1"], path: "reply?status=202&type=text/plain&body64=aGk=", exitCode: 0),
         Case(arguments: ["-D", "-", "-F", "a=1"], path: "reply?status=201&type=text/plain&body64=aGk=", exitCode: 0),
     ]
