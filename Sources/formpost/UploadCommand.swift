@@ -128,13 +128,17 @@ struct UploadCommand: AsyncParsableCommand {
             }
         } catch {
             bar.finish(summary: "Upload failed after \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+            // As curl: -w is written for a transfer that failed too, with http_code 000.
+            printWriteOut(WriteOut.Transfer(status: 0, sent: lastSent.withLock { $0 }, received: 0, seconds: Date().timeIntervalSince(started), url: target.absoluteString))
             throw error
         }
         let seconds = Date().timeIntervalSince(started)
         let sent = lastSent.withLock { $0 }
+        let transfer = WriteOut.Transfer(status: response.status, sent: sent, received: response.body.count, seconds: seconds, url: response.url.absoluteString)
         bar.finish(summary: "Sent \(ByteSize.format(sent)) in \(String(format: "%.2f", seconds)) s (\(ByteSize.format(Int64(Double(sent) / max(seconds, 1e-9))))/s); HTTP \(response.status)")
         if verbose { printResponseHead(response) }
         if failOnError, !failWithBody, response.status >= 400 {
+            printWriteOut(transfer)
             if !silent || showError { FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8)) }
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
@@ -150,14 +154,12 @@ struct UploadCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(head + response.body))
         }
         if failWithBody, response.status >= 400 {
+            printWriteOut(transfer)
             if !silent || showError { FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(response.status)\n".utf8)) }
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
         if json { printJSON(response: response, sent: sent, seconds: seconds) }
-        if let writeOut {
-            let transfer = WriteOut.Transfer(status: response.status, sent: sent, received: response.body.count, seconds: seconds, url: response.url.absoluteString)
-            FileHandle.standardOutput.write(Data(WriteOut(format: writeOut).render(transfer).utf8))
-        }
+        printWriteOut(transfer)
     }
 
     /// The transport `--transport` and the connection options ask for, and how to end it.
@@ -194,6 +196,12 @@ struct UploadCommand: AsyncParsableCommand {
         }
         if formArguments.isEmpty { return (nil, .get) }
         return (try RequestBody.form(try formOptions.makeForm()), .post)
+    }
+
+    /// Writes `-w`'s format for `transfer` on standard output, if asked.
+    private func printWriteOut(_ transfer: WriteOut.Transfer) {
+        guard let writeOut else { return }
+        FileHandle.standardOutput.write(Data(WriteOut(format: writeOut).render(transfer).utf8))
     }
 
     /// What curl sends besides the caller's fields: its name and `Accept: */*`.

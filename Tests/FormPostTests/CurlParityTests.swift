@@ -22,6 +22,7 @@ struct CurlParityTests {
         Case(arguments: ["--fail-with-body", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
         Case(arguments: ["-Fa=1"], path: "echo", exitCode: 0),
         Case(arguments: ["-#", "-F", "a=1"], path: "echo", exitCode: 0),
+        Case(arguments: ["-f", "-w", "code=%{http_code}", "-F", "a=1"], path: "reply?status=404&type=text/plain&body64=bm9wZQ==", exitCode: 22),
         Case(arguments: ["-w", "code=%{http_code}\\n", "-F", "a=1"], path: "reply?status=202&type=text/plain&body64=aGk=", exitCode: 0),
         Case(arguments: ["-D", "-", "-F", "a=1"], path: "reply?status=201&type=text/plain&body64=aGk=", exitCode: 0),
     ]
@@ -56,6 +57,16 @@ struct CurlParityTests {
         } else {
             #expect(ours.stdout == theirs.1, "the body is printed (or not) as curl does")
         }
+    }
+
+    @Test("-w is written for a transfer that failed too, http_code 000, as curl's")
+    func writeOutOnFailure() async throws {
+        let port = try freePort()   // nothing listens there
+        let arguments = ["-s", "-w", "code=%{http_code} sent=%{size_upload}", "-F", "a=1", "http://127.0.0.1:\(port)/"]
+        let ours = try await offPool { try formpost(arguments) }
+        let curl = try await offPool { try ChildProcess("curl", arguments).finish() }
+        #expect(ours.status == 7 && curl.status == 7)
+        #expect(ours.text == "code=000 sent=0" && curl.stdout == Data("code=000 sent=0".utf8), "\(ours.text) / \(String(decoding: curl.stdout, as: UTF8.self))")
     }
 
     @Test("--create-dirs makes the directories of -o's path, as curl's does")
