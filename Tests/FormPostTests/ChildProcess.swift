@@ -187,6 +187,11 @@ final class ChildProcess: @unchecked Sendable {
         var status: Int32 = 0
         var result: pid_t
         repeat { result = waitpid(pid, &status, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
+        if result == -1 && errno == ECHILD {
+            // Reaped elsewhere: it has ended, its status is lost. Never signal its number again.
+            exitStatus = -1
+            return exitStatus
+        }
         guard result == pid else { return nil }
         let signal = status & 0x7f
         exitStatus = signal == 0 ? (status >> 8) & 0xff : 128 + signal
