@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import NIOCore
-import NIOPosix
 
 /// Writes a body to AsyncHTTPClient's stream writer from the connection's own event loop:
 /// it reads the next buffer when the connection has taken an earlier one, with at most
@@ -75,18 +74,15 @@ final class EventLoopBodyPump: @unchecked Sendable {
         }
     }
 
-    /// Reads the next buffer on a task that may block, then goes on pumping on the loop.
+    /// Reads the next buffer off the loop (from the disk on NIO's thread pool, or a stream),
+    /// then goes on pumping on the loop.
     private func readOffLoop() {
         readingOffLoop = true
         let state = UncheckedState(state: state)
         Task {
             let result: Result<ByteBuffer?, any Error>
             do {
-                // File bytes from the disk on NIO's thread pool (never on the event loop, nor
-                // blocking a thread of the cooperative pool); a stream's bytes awaited here.
-                var buffer = try await NIOThreadPool.singleton.runIfActive { try state.state.nextBufferReadingFiles() }
-                if buffer == nil, !state.state.isFinished { buffer = try await state.state.nextBuffer() }
-                result = .success(buffer)
+                result = .success(try await state.state.nextBufferFromDiskOrStream())
             } catch {
                 result = .failure(error)
             }

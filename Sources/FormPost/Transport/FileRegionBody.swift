@@ -125,7 +125,7 @@ final class FileRegionBody: Sendable {
         let reader = BodyPlan(boundary: plan.boundary, segments: [segment]).makeChunkReader(chunkSize: Self.bufferSize)
         let state = PlanByteBuffers.IteratorState(reader: reader, chunkSize: Self.bufferSize)
         var untaken: [EventLoopFuture<Void>] = []
-        while let buffer = try await state.nextBuffer() {
+        while let buffer = try await state.nextBufferOffThePool() {
             untaken.append(writer.write(.byteBuffer(buffer)))
             if untaken.count >= Self.writeWindow { try await untaken.removeFirst().get() }
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Multipart
 import NIOCore
+import NIOPosix
 
 /// A body plan as an async sequence of NIO buffers. Each iteration starts the body over,
 /// so a transport can send it again. In-memory and file bytes are read straight into
@@ -32,7 +33,7 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
         let maxBytesPerSecond: Int64?
 
         mutating func next() async throws -> ByteBuffer? {
-            guard let buffer = try await state.nextBuffer() else { return nil }
+            guard let buffer = try await state.nextBufferOffThePool() else { return nil }
             progress.add(buffer.readableBytes)
             if let rate = maxBytesPerSecond, rate > 0 {
                 try await state.pace(sent: progress.bytesSent, rate: rate)
@@ -79,6 +80,31 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
             guard awaited > 0 else { return nil }
             buffer.writeBytes(UnsafeRawBufferPointer(rebasing: memory[0..<awaited]))
             return buffer
+        }
+
+        /// The next buffer, without blocking a thread of the cooperative pool: bytes the page
+        /// cache holds are read on the calling thread, bytes that must come from the disk on
+        /// NIO's thread pool, a stream's bytes awaited; nil at the end.
+        func nextBufferOffThePool() async throws -> ByteBuffer? {
+            try Task.checkCancellation()
+            if let buffer = try nextBufferWithoutBlocking() { return buffer }
+            return try await nextBufferFromDiskOrStream()
+        }
+
+        /// The next buffer where ``nextBufferWithoutBlocking()`` found none: file bytes read on
+        /// NIO's thread pool (never on an event loop, nor blocking the cooperative pool), a
+        /// stream's bytes awaited; nil at the end.
+        func nextBufferFromDiskOrStream() async throws -> ByteBuffer? {
+            guard !isFinished else { return nil }
+            let unchecked = Unchecked(state: self)
+            if let buffer = try await NIOThreadPool.singleton.runIfActive({ try unchecked.state.nextBufferReadingFiles() }) { return buffer }
+            guard !isFinished else { return nil }
+            return try await nextBuffer()
+        }
+
+        /// The state handed to a thread of NIO's pool while its owner awaits the result.
+        private struct Unchecked: @unchecked Sendable {
+            let state: IteratorState
         }
 
         /// The next buffer read without blocking the thread (file bytes only from the page
