@@ -82,21 +82,3 @@ final class NginxFront: Sendable {
         throw Subprocess.Failure(description: "nginx did not listen on \(port): \(log)")
     }
 }
-
-/// A port on 127.0.0.1 that nothing listens on now (the kernel's choice of an ephemeral one).
-func freePort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-        }
-    }
-    guard bound else { throw Subprocess.Failure(description: "bind failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
