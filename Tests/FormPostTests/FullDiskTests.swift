@@ -29,6 +29,6 @@ struct FullDiskTests {
         #expect(refused.text.contains("no room left"), "\(refused.text)")
         #expect(leftAfterRefusal.isEmpty, "the refused upload left \(leftAfterRefusal)")
         #expect(stored.files.map(\.sha256) == [sha256Hex(try Data(contentsOf: URL(fileURLWithPath: small)))])
-        #expect(stored.files.first.map { FileManager.default.fileExists(atPath: disk.path + "/" + ($0.storedAs ?? "")) } == true)
+        #expect(stored.files.first.map { FileManager.default.fileExists(atPath: disk.path + "/" + $0.storedAs) } == true)
     }
 }
