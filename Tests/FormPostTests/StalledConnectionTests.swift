@@ -4,7 +4,6 @@ import Glibc
 #endif
 import FormPost
 import FormPostServer
-import Logging
 import Multipart
 import Testing
 
@@ -13,15 +12,6 @@ import Testing
 /// bounds them, and uploads go on meanwhile.
 @Suite("Stalled connections")
 struct StalledConnectionTests {
-    /// Runs `body` with an upload server on `limits`, storing into `directory`.
-    private func withServer<T: Sendable>(_ limits: ConnectionLimits, directory: String, _ body: @Sendable (Int) async throws -> T) async throws -> T {
-        var logger = Logger(label: "formpost.test")
-        logger.logLevel = .critical
-        let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory), logger: logger)
-        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, connectionLimits: limits)
-        return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
-    }
-
     private static let halfHead = Array("POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty".utf8)
     private static let headWithoutAllOfItsBody = Array((
         "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=B\r\nContent-Length: 100000\r\n\r\n"
@@ -31,7 +21,7 @@ struct StalledConnectionTests {
     @Test("a silent connection, a head sent half and a body that stops are closed after the idle timeout; nothing is stored")
     func stalledAreClosed() async throws {
         let directory = try SampleDirectory()
-        let outcomes = try await withServer(ConnectionLimits(idleTimeout: .seconds(1)), directory: directory.path) { port in
+        let outcomes = try await withUploadServer(directory: directory.path, limits: ConnectionLimits(idleTimeout: .seconds(1))) { port in
             let silent = try HeldConnection(port: port)
             let half = try HeldConnection(port: port)
             try half.send(Self.halfHead)
@@ -92,7 +82,7 @@ struct StalledConnectionTests {
         let storage = try SampleDirectory()
         // curl, which opens one connection: a client that opens a spare one would leave it
         // waiting for a place until the server stops.
-        let (output, seconds, heldClosed) = try await withServer(ConnectionLimits(idleTimeout: .seconds(1), maxConnections: 2), directory: storage.path) { port in
+        let (output, seconds, heldClosed) = try await withUploadServer(directory: storage.path, limits: ConnectionLimits(idleTimeout: .seconds(1), maxConnections: 2)) { port in
             let held = [try HeldConnection(port: port), try HeldConnection(port: port)]
             try await Task.sleep(for: .milliseconds(200))   // both accepted: the server is at its limit
             let started = Date()

@@ -1,7 +1,6 @@
 import Foundation
 import Multipart
 import FormPostServer
-import Logging
 import Testing
 
 /// Runs an HTTPS receiver (`formpost serve`'s, with the fixtures' valid certificate) storing
@@ -9,12 +8,8 @@ import Testing
 func withTLSReceiver<T: Sendable>(_ fixtures: TLSFixtures, limits: ConnectionLimits = ConnectionLimits(),
                                   _ body: @Sendable (Int) async throws -> T) async throws -> T {
     let directory = try SampleDirectory()
-    var logger = Logger(label: "test")
-    logger.logLevel = .critical
-    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory.path), logger: logger)
     let tls = try UploadServer.serverTLSConfiguration(certificateChainPath: fixtures.certificatePath, privateKeyPath: fixtures.keyPath)
-    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tls, connectionLimits: limits)
-    return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+    return try await withUploadServer(directory: directory.path, tlsConfiguration: tls, limits: limits, body)
 }
 
 /// `formpost serve`'s receiver over TLS, HTTP/2 by ALPN and HTTP/1.1, with certificates

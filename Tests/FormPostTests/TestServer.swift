@@ -3,6 +3,7 @@ import Foundation
 import FormPostServer
 import Hummingbird
 import Logging
+import NIOSSL
 import Synchronization
 
 /// A real HTTP server on 127.0.0.1 (ephemeral port) for one test. Paths:
@@ -149,4 +150,15 @@ func whileRunning<App: ApplicationProtocol, T: Sendable>(
         group.cancelAll()
         return result
     }
+}
+
+/// Runs `formpost serve`'s server (an ``UploadServer``, over TLS with `tlsConfiguration`)
+/// storing into `directory` on a free port, and `body` with that port.
+func withUploadServer<T: Sendable>(directory: String, tlsConfiguration: TLSConfiguration? = nil, limits: ConnectionLimits = ConnectionLimits(),
+                                   _ body: @Sendable (Int) async throws -> T) async throws -> T {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory), logger: logger)
+    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tlsConfiguration, connectionLimits: limits)
+    return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
 }

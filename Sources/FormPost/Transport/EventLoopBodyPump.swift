@@ -78,7 +78,7 @@ final class EventLoopBodyPump: @unchecked Sendable {
     /// then goes on pumping on the loop.
     private func readOffLoop() {
         readingOffLoop = true
-        let state = UncheckedState(state: state)
+        let state = PlanByteBuffers.IteratorState.Unchecked(state: state)
         Task {
             let result: Result<ByteBuffer?, any Error>
             do {
@@ -103,10 +103,5 @@ final class EventLoopBodyPump: @unchecked Sendable {
         guard !ended else { return }
         ended = true
         done.completeWith(result)
-    }
-
-    /// The iterator state, handed to the reading task while the loop leaves it alone.
-    private struct UncheckedState: @unchecked Sendable {
-        let state: PlanByteBuffers.IteratorState
     }
 }

@@ -102,8 +102,8 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
             return try await nextBuffer()
         }
 
-        /// The state handed to a thread of NIO's pool while its owner awaits the result.
-        private struct Unchecked: @unchecked Sendable {
+        /// The state handed to another thread (NIO's pool, a task) while its owner awaits the result.
+        struct Unchecked: @unchecked Sendable {
             let state: IteratorState
         }
 
