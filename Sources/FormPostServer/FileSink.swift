@@ -7,33 +7,73 @@ import Darwin
 #endif
 import Crypto
 import Foundation
+import NIOPosix
 
 /// Writes one uploaded file aside (`.partial-…`, readable by its owner only), hashing as
 /// it goes, and gives it its final name and mode only once complete. The final name is
 /// random; nothing of the client's filename is ever part of a path.
-struct FileSink {
+///
+/// Bytes are gathered into batches of ``batchSize`` and every file operation (open, write,
+/// mode, rename) runs on NIO's thread pool: a slow or stalled disk blocks one of its
+/// threads, never the Swift concurrency pool that every request's handler needs.
+package struct FileSink {
     let directory: String
     let storedName: String
     private let partialPath: String
     private let descriptor: Int32
     private let mode: UInt16
+    private let threadPool: NIOThreadPool
     private var hasher = SHA256()
+    private var pending: [UInt8] = []
     private(set) var size: Int64 = 0
 
     /// The prefix of files being written; ``UploadReceiver`` sweeps stale ones at start.
     static let partialPrefix = ".partial-"
 
-    init(directory: String, mode: UInt16) throws {
+    /// How many bytes are gathered before one write: few system calls and thread hops, and a
+    /// bounded amount held per upload.
+    package static let batchSize = 256 * 1024
+
+    /// Creates the partial file of a new upload in `directory`.
+    static func create(directory: String, mode: UInt16, threadPool: NIOThreadPool = .singleton) async throws -> FileSink {
         let name = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        self.directory = directory
-        self.storedName = name
-        self.partialPath = directory + "/" + Self.partialPrefix + name
-        self.mode = mode
-        descriptor = open(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot create a file in \(directory)", errno: errno) }
+        let partialPath = directory + "/" + partialPrefix + name
+        let descriptor = try await threadPool.runIfActive {
+            let descriptor = open(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot create a file in \(directory)", errno: errno) }
+            return descriptor
+        }
+        return FileSink(descriptor: descriptor, partialPath: partialPath, directory: directory, storedName: name, mode: mode, threadPool: threadPool)
     }
 
-    mutating func write(_ bytes: ArraySlice<UInt8>) throws {
+    /// A sink writing through `descriptor`, already open at `partialPath`, which
+    /// ``complete()`` renames to `directory/storedName`.
+    package init(descriptor: Int32, partialPath: String, directory: String, storedName: String, mode: UInt16, threadPool: NIOThreadPool = .singleton) {
+        self.descriptor = descriptor
+        self.partialPath = partialPath
+        self.directory = directory
+        self.storedName = storedName
+        self.mode = mode
+        self.threadPool = threadPool
+    }
+
+    /// Takes `bytes`; writes once a batch is full.
+    package mutating func write(_ bytes: ArraySlice<UInt8>) async throws {
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        size += Int64(bytes.count)
+        pending += bytes
+        if pending.count >= Self.batchSize { try await flush() }
+    }
+
+    private mutating func flush() async throws {
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        let descriptor = self.descriptor
+        try await threadPool.runIfActive { try Self.writeAll(batch, to: descriptor) }
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws {
         try bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
@@ -50,22 +90,33 @@ struct FileSink {
                 }
                 done += count
             }
-            hasher.update(bufferPointer: buffer)
         }
-        size += Int64(bytes.count)
     }
 
-    /// Closes the file and moves it to its final name; returns its SHA-256 in hexadecimal.
-    func complete() throws -> String {
-        let modeSet = fchmod(descriptor, mode_t(mode)) == 0
-        close(descriptor)
-        guard modeSet else {
-            unlink(partialPath)
-            throw ReceiverFailure.storing("setting the mode of an upload failed", errno: errno)
+    /// Writes what is left, closes the file and moves it to its final name; returns its
+    /// SHA-256 in hexadecimal. On failure the partial file is removed.
+    package mutating func complete() async throws -> String {
+        do {
+            try await flush()
+        } catch {
+            discard()
+            throw error
         }
-        guard rename(partialPath, directory + "/" + storedName) == 0 else {
-            unlink(partialPath)
-            throw ReceiverFailure.storing("storing an upload failed", errno: errno)
+        let (descriptor, mode, partialPath) = (self.descriptor, self.mode, self.partialPath)
+        let finalPath = directory + "/" + storedName
+        try await threadPool.runIfActive {
+            let modeSet = fchmod(descriptor, mode_t(mode)) == 0
+            let code = errno
+            close(descriptor)
+            guard modeSet else {
+                unlink(partialPath)
+                throw ReceiverFailure.storing("setting the mode of an upload failed", errno: code)
+            }
+            guard rename(partialPath, finalPath) == 0 else {
+                let code = errno
+                unlink(partialPath)
+                throw ReceiverFailure.storing("storing an upload failed", errno: code)
+            }
         }
         return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }

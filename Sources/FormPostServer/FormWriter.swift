@@ -20,15 +20,15 @@ struct FormWriter {
         self.configuration = configuration
     }
 
-    mutating func handle(_ event: MultipartEvent) throws {
+    mutating func handle(_ event: MultipartEvent) async throws {
         switch event {
         case .partBegin(let begun):
             head = begun
             field = []
-            if begun.filename != nil { sink = try FileSink(directory: configuration.directory, mode: configuration.storedFileMode) }
+            if begun.filename != nil { sink = try await FileSink.create(directory: configuration.directory, mode: configuration.storedFileMode) }
         case .body(let bytes):
             if sink != nil {
-                try sink!.write(bytes)
+                try await sink!.write(bytes)
                 if sink!.size > configuration.maxFileSize {
                     throw ReceiverFailure.limitExceeded(.maxFileSize, value: configuration.maxFileSize)
                 }
@@ -44,9 +44,9 @@ struct FormWriter {
             }
         case .partEnd:
             guard let part = head else { return }
-            if let file = sink, let filename = part.filename {
+            if var file = sink, let filename = part.filename {
                 sink = nil
-                let digest = try file.complete()
+                let digest = try await file.complete()
                 stored.append(file.storedName)
                 receipt.files.append(.init(name: part.name, filename: filename, contentType: part.contentType, size: file.size, sha256: digest, storedAs: file.storedName))
             } else {

@@ -98,7 +98,7 @@ public struct UploadReceiver: Sendable {
             for try await buffer in request.body {
                 read += Int64(buffer.readableBytes)
                 parser.append(Array(buffer.readableBytesView))
-                while let event = try parser.next() { try writer.handle(event) }
+                while let event = try parser.next() { try await writer.handle(event) }
                 if parser.isComplete {
                     stoppedEarly = true
                     break

@@ -9,8 +9,13 @@ import Foundation
 
 extension BodyPlan {
     /// The whole body in memory. With a known length it is produced into a single
-    /// allocation of exactly ``contentLength`` bytes.
+    /// allocation of exactly ``contentLength`` bytes. Files are read on threads of their own,
+    /// never on the Swift concurrency pool.
     public func encodedData() async throws -> Data {
+        try await BlockingIOExecutor.run { try await produceData() }
+    }
+
+    private func produceData() async throws -> Data {
         let reader = makeChunkReader()
         guard let length = contentLength else {
             var data = Data()
@@ -38,9 +43,14 @@ extension BodyPlan {
 
     /// The whole body as bytes. Without stream parts it is produced straight into one array
     /// of exactly ``contentLength`` bytes; with them it goes through ``encodedData()``.
+    /// Files are read on threads of their own, never on the Swift concurrency pool.
     public func encodedBytes() async throws -> [UInt8] {
         let hasStreams = segments.contains { if case .stream = $0 { return true } else { return false } }
         guard !hasStreams, let length = contentLength else { return Array(try await encodedData()) }
+        return try await BlockingIOExecutor.run { try produceBytes(length: length) }
+    }
+
+    private func produceBytes(length: Int64) throws -> [UInt8] {
         let reader = makeChunkReader()
         return try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, initialized in
             let filled = try reader.readWithoutSuspending(into: UnsafeMutableRawBufferPointer(buffer))
@@ -54,7 +64,8 @@ extension BodyPlan {
         }
     }
 
-    /// Writes the body to a new file at `path`, copying file regions through one 1 MiB buffer.
+    /// Writes the body to a new file at `path`, copying file regions through one 1 MiB buffer,
+    /// on threads of its own (never the Swift concurrency pool).
     ///
     /// - Throws: ``MultipartError/outputExists(path:)`` when `path` exists (it is never
     ///   overwritten), ``MultipartError/outputFailed(path:errno:)``, or any error producing
@@ -74,6 +85,8 @@ extension BodyPlan {
     /// Writes the body through `handle`, an open file, device, pipe or socket, from its
     /// current position; the handle stays open. This is how `curl -o` writes: a device stays
     /// a device, a symbolic link still points where it did, a FIFO's reader gets the bytes.
+    /// A reader that is slow or gone blocks a thread of the encoders' own, never the Swift
+    /// concurrency pool.
     ///
     /// - Throws: ``MultipartError/outputFailed(path:errno:)`` (the path given as
     ///   `descriptor N`), or any error producing the body.
@@ -82,6 +95,10 @@ extension BodyPlan {
     }
 
     private func write(to output: SystemFile, name: String) async throws {
+        try await BlockingIOExecutor.run { try await copySegments(to: output, name: name) }
+    }
+
+    private func copySegments(to output: SystemFile, name: String) async throws {
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { scratch.deallocate() }
         for segment in segments {

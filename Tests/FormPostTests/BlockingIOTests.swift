@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import Multipart
+@testable import FormPostServer
+
+@Suite("Blocking file I/O stays off the Swift concurrency pool")
+struct BlockingIOTests {
+    @Test("encoders blocked on a full pipe leave the pool free for other tasks")
+    func encoders() async throws {
+        let directory = try SampleDirectory()
+        var form = MultipartForm()
+        form.append(name: "note", value: "a field first")
+        try form.append(name: "big", fileAt: try directory.file("big.bin", size: 1 << 20))
+        let plan = try form.plan()
+        let expected = try await plan.encodedBytes()
+
+        let outcome = try await FullPipes(directory: directory.path).run(length: expected.count) { descriptor in
+            try await plan.write(to: FileHandle(fileDescriptor: descriptor, closeOnDealloc: false))
+        }
+        check(outcome, expected: expected)
+    }
+
+    @Test("the receiver's file writes blocked on a full pipe leave the pool free for other tasks")
+    func receiverFiles() async throws {
+        let directory = try SampleDirectory()
+        let content = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try directory.file("big.bin", size: 1 << 20))))
+        let outcome = try await FullPipes(directory: directory.path).run(length: content.count) { descriptor in
+            var sink = FileSink(descriptor: dup(descriptor), partialPath: "/nonexistent/partial", directory: "/nonexistent", storedName: "stored", mode: 0o600)
+            // In pieces the size a connection delivers them.
+            var offset = 0
+            while offset < content.count {
+                let end = min(offset + 65_536, content.count)
+                try await sink.write(content[offset..<end])
+                offset = end
+            }
+            // Renaming the pipe fails (its path is not where the sink thinks): every byte was written by then.
+            await #expect(throws: (any Error).self) { _ = try await sink.complete() }
+        }
+        check(outcome, expected: content)
+    }
+
+    private func check(_ outcome: FullPipes.Outcome, expected: [UInt8]) {
+        let ranWhileBlocked = outcome.probeRanWhileBlocked, writersWereBlocked = outcome.writersWereBlocked
+        #expect(ranWhileBlocked, "a task waited \(outcome.probeWaited) for a thread")
+        #expect(writersWereBlocked)
+        let delivered = outcome.received.map(\.count)
+        #expect(delivered == Array(repeating: expected.count, count: FullPipes(directory: "").writers))
+        let intact = outcome.received.allSatisfy { $0 == expected }
+        #expect(intact, "a pipe delivered other bytes than the body")
+    }
+}
