@@ -129,12 +129,13 @@ struct UploadCommand: AsyncParsableCommand {
         } catch {
             bar.finish(summary: "Upload failed after \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
             // As curl: -w is written for a transfer that failed too, with http_code 000.
-            printWriteOut(WriteOut.Transfer(status: 0, sent: lastSent.withLock { $0 }, received: 0, seconds: Date().timeIntervalSince(started), url: target.absoluteString))
+            printWriteOut(WriteOut.Transfer(status: 0, sent: lastSent.withLock { $0 }, received: 0, seconds: Date().timeIntervalSince(started), url: target.absoluteString, httpVersion: "0"))
             throw error
         }
         let seconds = Date().timeIntervalSince(started)
         let sent = lastSent.withLock { $0 }
-        let transfer = WriteOut.Transfer(status: response.status, sent: sent, received: response.body.count, seconds: seconds, url: response.url.absoluteString)
+        let transfer = WriteOut.Transfer(status: response.status, sent: sent, received: response.body.count, seconds: seconds, url: response.url.absoluteString,
+                                            httpVersion: response.httpVersion ?? "1.1")
         bar.finish(summary: "Sent \(ByteSize.format(sent)) in \(String(format: "%.2f", seconds)) s (\(ByteSize.format(Int64(Double(sent) / max(seconds, 1e-9))))/s); HTTP \(response.status)")
         if verbose { printResponseHead(response) }
         if failOnError, !failWithBody, response.status >= 400 {
@@ -220,13 +221,20 @@ struct UploadCommand: AsyncParsableCommand {
 
     /// The status line and header fields as `-i` prints them (CRLF line ends, a blank line after).
     static func responseHead(_ response: UploadResponse) -> String {
-        let reason = ReasonPhrase.of(response.status)
-        let lines = ["HTTP/1.1 \(response.status) \(reason)"] + response.headers.map { "\($0.name.rawName): \($0.value)" }
+        let lines = [statusLine(response)] + response.headers.map { "\($0.name.rawName): \($0.value)" }
         return lines.joined(separator: "\r\n") + "\r\n\r\n"
     }
 
+    /// The status line as curl prints it: `HTTP/1.1 200 OK`, and `HTTP/2 200 ` (HTTP/2 has no
+    /// reason phrase; curl keeps the space before it).
+    static func statusLine(_ response: UploadResponse) -> String {
+        let version = response.httpVersion ?? "1.1"
+        let reason = version.hasPrefix("1") ? ReasonPhrase.of(response.status) : ""
+        return "HTTP/\(version) \(response.status) \(reason)"
+    }
+
     private func printResponseHead(_ response: UploadResponse) {
-        let lines = ["< HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))"] + response.headers.map { "< \($0.name.rawName): \($0.value)" }
+        let lines = ["< " + Self.statusLine(response)] + response.headers.map { "< \($0.name.rawName): \($0.value)" }
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n<\n").utf8))
     }
 

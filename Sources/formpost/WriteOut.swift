@@ -1,9 +1,9 @@
 import Foundation
 
 /// curl's `-w`/`--write-out`: a format whose `%{variable}` are replaced once the transfer
-/// is done — `http_code`, `size_upload`, `size_download`, `speed_upload` (bytes per
-/// second), `time_total` (seconds), `url_effective`, `%{json}` (all of them as one JSON
-/// object) — and whose `\n`, `\r`, `\t` are those characters.
+/// is done — `http_code`, `http_version`, `size_upload`, `size_download`, `speed_upload`
+/// (bytes per second), `time_total` (seconds), `url_effective`, `%{json}` (all of them as
+/// one JSON object) — and whose `\n`, `\r`, `\t` are those characters.
 struct WriteOut {
     let format: String
 
@@ -14,6 +14,8 @@ struct WriteOut {
         let received: Int
         let seconds: Double
         let url: String
+        /// curl's `%{http_version}`: `1.1`, `2`; `0` when there was no answer.
+        let httpVersion: String
     }
 
     func render(_ transfer: Transfer) -> String {
@@ -25,6 +27,7 @@ struct WriteOut {
             "speed_upload": String(Int64(Double(transfer.sent) / max(transfer.seconds, 1e-9))),
             "time_total": String(format: "%.6f", transfer.seconds),
             "url_effective": transfer.url,
+            "http_version": transfer.httpVersion,
         ]
         var output = ""
         var rest = Substring(format)
@@ -54,7 +57,8 @@ struct WriteOut {
 
     private static func json(_ values: [String: String]) -> String {
         var object: [String: Any] = [:]
-        for (name, value) in values { object[name] = Double(value).map { $0.rounded() == $0 && !value.contains(".") ? Int($0) as Any : $0 as Any } ?? value }
+        // As curl's: numbers are numbers, except the version (`"2"`, `"1.1"`).
+        for (name, value) in values { object[name] = name == "http_version" ? value : Double(value).map { $0.rounded() == $0 && !value.contains(".") ? Int($0) as Any : $0 as Any } ?? value }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

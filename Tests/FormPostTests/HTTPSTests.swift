@@ -50,12 +50,21 @@ struct HTTPSTests {
         let directory = try SampleDirectory()
         let path = try directory.file("photo.bin", size: 3_000_000, seed: 9)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let (ours, curl, protocols) = try await withFront { front in
+        let (ours, curl, protocols, ourHead, curlHead) = try await withFront { front in
             let arguments = ["-s", "--cacert", front.fixtures.caPath, flag, "-F", "title=hi", "-F", "photo=@\(path)", front.url("upload")]
             let ours = try await offPool { try formpost(arguments) }
             let curl = try await offPool { try Subprocess.runForBytes("curl", arguments) }
-            return (ours, curl, front.nginx.protocolsLogged)
+            // The status line of -i and -w's %{http_version}, as curl writes them.
+            let heads = ["-s", "--cacert", front.fixtures.caPath, flag, "-i", "-w", "\n%{http_version}", "-F", "a=1", front.url("digest")]
+            let ourHead = try await offPool { try formpost(heads) }
+            let curlHead = try await offPool { try Subprocess.run("curl", heads) }
+            return (ours, curl, front.nginx.protocolsLogged, ourHead.text, curlHead)
         }
+        let statusAndVersion = { (text: String) -> [String] in
+            [text.components(separatedBy: "\r\n").first ?? "", text.components(separatedBy: "\n").last ?? ""]
+        }
+        #expect(statusAndVersion(ourHead) == statusAndVersion(curlHead), "formpost: \(ourHead)\ncurl: \(curlHead)")
+        #expect(statusAndVersion(curlHead)[1] == (flag == "--http2" ? "2" : "1.1"))
         #expect(ours.status == 0, "\(ours.stderr)")
         for answer in [ours.stdout, curl] {
             let receipt = try JSONDecoder().decode(Receipt.self, from: answer)
@@ -63,7 +72,7 @@ struct HTTPSTests {
             #expect(receipt.files.map(\.sha256) == [expected])
             #expect(receipt.files.map(\.size) == [3_000_000])
         }
-        #expect(protocols == [expectedProtocol, expectedProtocol], "nginx logged \(protocols)")
+        #expect(protocols == Array(repeating: expectedProtocol, count: 4), "nginx logged \(protocols)")
     }
 
     /// A TLS case: which certificate the server presents, what the client adds, and what

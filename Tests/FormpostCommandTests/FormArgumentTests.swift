@@ -63,12 +63,13 @@ struct FormArgumentTests {
 
     @Test("-w's variables, escapes and %{json}")
     func writeOut() throws {
-        let transfer = WriteOut.Transfer(status: 201, sent: 1000, received: 2, seconds: 0.5, url: "http://x/u")
-        let line = WriteOut(format: "code=%{http_code} up=%{size_upload} down=%{size_download} speed=%{speed_upload} t=%{time_total} %{nope}100%\\n").render(transfer)
-        #expect(line == "code=201 up=1000 down=2 speed=2000 t=0.500000 100%\n")
+        let transfer = WriteOut.Transfer(status: 201, sent: 1000, received: 2, seconds: 0.5, url: "http://x/u", httpVersion: "2")
+        let line = WriteOut(format: "code=%{http_code} v=%{http_version} up=%{size_upload} down=%{size_download} speed=%{speed_upload} t=%{time_total} %{nope}100%\\n").render(transfer)
+        #expect(line == "code=201 v=2 up=1000 down=2 speed=2000 t=0.500000 100%\n")
         let json = WriteOut(format: "%{json}").render(transfer)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let object = try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         #expect(object["http_code"] as? Int == 201 && object["size_upload"] as? Int == 1000 && object["url_effective"] as? String == "http://x/u")
+        #expect(object["http_version"] as? String == "2", "the version is a string, as curl's: \(json)")
         #expect(!json.contains("\\/"), "slashes are not escaped: \(json)")
     }
 }

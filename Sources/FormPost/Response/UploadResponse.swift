@@ -16,14 +16,18 @@ public struct UploadResponse: Sendable {
     public let url: URL
     /// The method of the request that was answered (HEAD responses have no body).
     public let method: RequestMethod
+    /// The HTTP version of the answer as curl's `%{http_version}` writes it (`1.1`, `2`),
+    /// or nil where the transport does not say (URLSession).
+    public let httpVersion: String?
 
     /// Creates a response.
-    public init(status: Int, headers: HTTPFields, body: [UInt8], url: URL, method: RequestMethod = .get) {
+    public init(status: Int, headers: HTTPFields, body: [UInt8], url: URL, method: RequestMethod = .get, httpVersion: String? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
         self.url = url
         self.method = method
+        self.httpVersion = httpVersion
     }
 
     /// The value of the fields named `name` (case-insensitive), several joined as HTTP joins

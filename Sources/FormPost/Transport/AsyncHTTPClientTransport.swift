@@ -98,7 +98,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
                 headers: HTTPFields(response.headers),
                 body: Array(collected.readableBytesView),
                 url: request.url,
-                method: request.method
+                method: request.method,
+                httpVersion: Self.curlName(response.version)
             )
         } catch {
             throw Self.translate(error, url: request.url)
@@ -141,7 +142,13 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             }
         }
         try await regions.finish(checkingFiles: !regions.endedEarly)
-        return UploadResponse(status: collected.status, headers: collected.headers, body: collected.body, url: request.url, method: request.method)
+        return UploadResponse(status: collected.status, headers: collected.headers, body: collected.body, url: request.url, method: request.method,
+                              httpVersion: collected.version.map(Self.curlName))
+    }
+
+    /// A version as curl names it: `2` for HTTP/2, `1.1`, `1.0`.
+    private static func curlName(_ version: HTTPVersion) -> String {
+        version.major >= 2 ? String(version.major) : "\(version.major).\(version.minor)"
     }
     /// Maps AsyncHTTPClient and NIO errors to ``UploadError``; body errors pass through.
     static func translate(_ error: any Error, url: URL) -> any Error {

@@ -14,6 +14,7 @@ final class ResponseCollector: HTTPClientResponseDelegate {
         var status = 0
         var headers: HTTPFields = [:]
         var body: [UInt8] = []
+        var version: HTTPVersion?
     }
 
     typealias Response = Collected
@@ -54,6 +55,7 @@ final class ResponseCollector: HTTPClientResponseDelegate {
         state.withLock {
             $0.collected.status = Int(head.status.code)
             $0.collected.headers = HTTPFields(head.headers)
+            $0.collected.version = head.version
             if head.status.code >= 300 { $0.awaitedBodyLength = length }
         }
         if head.status.code >= 300 {
