@@ -1,6 +1,6 @@
 // libFuzzer entry point for MultipartParser: the first input byte picks the chunk size,
-// the rest is the body (boundary "B"). Any crash, hang, or byte held beyond the parser's
-// bound is a finding.
+// the rest is the body (boundary "B"). Any crash, hang, byte held beyond the parser's
+// bound, or disagreement between appended chunks and in-place parsing is a finding.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func parserFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -31,5 +31,25 @@ public func parserFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) ->
     }
     // Body bytes can never exceed what was fed.
     if emitted > body.count { fatalError("emitted \(emitted) body bytes from \(body.count) input bytes") }
+    // Parsed in place (views of the input, read under the address sanitizer), the same
+    // chunks give the same content.
+    guard var inPlace = try? MultipartParser(contentType: "multipart/form-data; boundary=B", limits: limits) else { return 0 }
+    var emittedInPlace = 0
+    offset = body.startIndex
+    do {
+        while offset < body.endIndex {
+            let end = min(offset + chunkSize, body.endIndex)
+            try body[offset..<end].withUnsafeBytes { chunk in
+                try inPlace.parse(chunk) { event in
+                    if case .body(let bytes) = event { emittedInPlace += bytes.count }
+                }
+            }
+            offset = end
+        }
+        try inPlace.finish()
+    } catch {
+        fatalError("a body parsed whole from chunks fails in place: \(error)")
+    }
+    if emittedInPlace != emitted { fatalError("in place \(emittedInPlace) content bytes, from chunks \(emitted)") }
     return 0
 }

@@ -32,6 +32,36 @@ func parse(_ body: [UInt8], contentType: String, limits: MultipartParserLimits =
     return parts
 }
 
+/// Parses `body` in place with ``MultipartParser/parse(_:_:)``, in chunks whose sizes
+/// `nextSize` picks; returns the parts and how many content bytes were views of a chunk
+/// (the rest were copies of bytes held back at a chunk's end).
+func parseInPlace(_ body: [UInt8], contentType: String, nextSize: () -> Int) throws -> (parts: [ParsedPart], inPlace: Int) {
+    var parser = try MultipartParser(contentType: contentType)
+    var parts: [ParsedPart] = []
+    var inPlace = 0
+    var offset = 0
+    repeat {
+        let size = min(max(1, nextSize()), body.count - offset)
+        try body[offset..<(offset + size)].withUnsafeBytes { chunk in
+            try parser.parse(chunk) { event in
+                switch event {
+                case .partBegin(let head): parts.append(ParsedPart(head: head, bytes: []))
+                case .body(let bytes):
+                    parts[parts.count - 1].bytes += bytes
+                    if let range = event.contentRange(in: chunk) {
+                        #expect(range.count == bytes.count && chunk[range].elementsEqual(bytes))
+                        inPlace += range.count
+                    }
+                case .partEnd, .end: break
+                }
+            }
+        }
+        offset += size
+    } while offset < body.count
+    try parser.finish()
+    return (parts, inPlace)
+}
+
 @Suite("Parser")
 struct ParserTests {
     @Test("everything the encoder produces parses back identically, in random chunk sizes", arguments: 1...40)
@@ -63,6 +93,8 @@ struct ParserTests {
             #expect(parts.map(\.head.filename) == expected.map(\.filename))
             #expect(parts.map(\.bytes) == expected.map(\.bytes))
             #expect(parts.map(\.head.headers) == form.parts.map(\.headers))
+            let (partsInPlace, _) = try parseInPlace(body, contentType: plan.contentType) { random.int(1...maxChunk) }
+            #expect(partsInPlace == parts)
         }
     }
 
@@ -112,6 +144,31 @@ struct ParserTests {
             }
         }
         #expect(sawBody)
+    }
+
+    @Test("parsing in place hands out views of the chunk: only bytes held back at a chunk's end are copied")
+    func inPlaceViews() throws {
+        var random = TestRandom(state: 99)
+        let content = random.bytes(1 << 20)
+        let body = Array("--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"r.bin\"\r\n\r\n".utf8) + content + Array("\r\n--B--\r\n".utf8)
+        let chunkSize = 65_536
+        let (parts, inPlace) = try parseInPlace(body, contentType: "multipart/form-data; boundary=B") { chunkSize }
+        #expect(parts.map(\.bytes) == [content])
+        let chunks = body.count / chunkSize + 1
+        #expect(inPlace >= content.count - chunks * "\r\n--B".utf8.count, "only \(inPlace) of \(content.count) content bytes were views")
+    }
+
+    @Test("an error in an appended chunk comes after the events before it, and stays")
+    func errorAfterEvents() throws {
+        var parser = try MultipartParser(boundary: "B")
+        parser.append(Array("--B\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--B\r\nno colon\r\n\r\n".utf8))
+        var events: [MultipartEvent] = []
+        let error = #expect(throws: MultipartError.self) { while let event = try parser.next() { events.append(event) } }
+        #expect(events.count == 3, "\(events)")
+        #expect(error?.description.contains("without a colon") == true)
+        #expect(throws: MultipartError.self) { try parser.next() }
+        parser.append(Array("more".utf8))
+        #expect(throws: MultipartError.self) { try parser.finish() }
     }
 
     @Test("malformed bodies are errors with clear messages", arguments: [

@@ -10,6 +10,9 @@
 ///     }
 ///     try parser.finish()   // throws if the closing delimiter never came
 ///
+/// Or parse bytes where they are — a NIO `ByteBuffer`, `Data`, mapped memory — without
+/// copying them into an array, with ``parse(_:_:)``: content comes as views of those bytes.
+///
 /// It accepts a preamble and an epilogue, transport padding after a delimiter, browser
 /// escapes in names and `filename*`; obsolete header folding is unfolded. A part without
 /// `Content-Disposition: form-data; name=…`, malformed headers, and a body without its
@@ -30,18 +33,20 @@ public struct MultipartParser {
 
     private let delimiter: [UInt8]
     private var state = State.preamble
-    private var chunk: [UInt8] = []
-    private var position = 0
     /// Bytes held back at a chunk's end in the preamble or a body: a possible delimiter start.
     /// It begins as the CRLF that conceptually precedes a delimiter at the body's very start.
     private var carry: [UInt8] = [0x0D, 0x0A]
     private var lineBytes: [UInt8] = []
-    private var pending: [MultipartEvent] = []
-    private var pendingIndex = 0
     private var partCount = 0
     private var partBytes: Int64 = 0
     private var totalBytes: Int64 = 0
-    private var failed: MultipartError?
+    /// The error that ended parsing; every later call throws it again.
+    private var failed: (any Error)?
+    /// Events of appended chunks that ``next()`` has not returned yet.
+    private var pending: [MultipartEvent] = []
+    private var pendingIndex = 0
+    /// An error found in an appended chunk, thrown by ``next()`` after the events before it.
+    private var pendingError: (any Error)?
 
     /// Creates a parser for bodies framed by `boundary` (without the leading `--`).
     ///
@@ -97,35 +102,93 @@ public struct MultipartParser {
         return false
     }
 
-    /// Hands the parser the body's next bytes. Take the events they produce with ``next()``
-    /// before appending more.
+    /// Hands the parser the body's next bytes; take the events they produce with ``next()``.
+    ///
+    /// The chunk is parsed at once: content events are slices of `bytes` (no copy), and an
+    /// error it holds is thrown by ``next()`` after the events that precede it.
     public mutating func append(_ bytes: [UInt8]) {
-        totalBytes += Int64(bytes.count)
-        if position < chunk.count {
-            chunk = Array(chunk[position...]) + bytes
-        } else {
-            chunk = bytes
+        guard failed == nil, pendingError == nil else { return }
+        if pendingIndex == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingIndex = 0
         }
-        position = 0
+        var events: [MultipartEvent] = []
+        do {
+            try bytes.withUnsafeBytes { input in
+                try parse(input) { event in
+                    switch event {
+                    case .partBegin(let head): events.append(.partBegin(head))
+                    case .body(let content):
+                        events.append(.body(event.contentRange(in: input).map { bytes[$0] } ?? Array(content)[...]))
+                    case .partEnd: events.append(.partEnd)
+                    case .end: events.append(.end)
+                    }
+                }
+            }
+        } catch {
+            pendingError = error
+        }
+        pending += events
     }
 
-    /// The next event, or nil when more input is needed (or the form is complete).
+    /// The next event of the chunks appended, or nil when more input is needed (or the
+    /// form is complete).
     ///
     /// - Throws: ``MultipartError/malformedBody(reason:)`` or ``MultipartError/limitExceeded(limit:value:)``;
     ///   after an error, every call throws it again.
     public mutating func next() throws -> MultipartEvent? {
+        if pendingIndex < pending.count {
+            pendingIndex += 1
+            return pending[pendingIndex - 1]
+        }
+        if let error = pendingError ?? failed { throw error }
+        return nil
+    }
+
+    /// Parses `input` where it lies, handing each event to `handle` as it is found: the
+    /// content of a `.body` event is a view of `input` (or, for the few bytes a previous
+    /// call held back as a possible delimiter start, of the parser's own storage), valid
+    /// only during that call of `handle`. A NIO receiver parses each buffer in place:
+    ///
+    ///     try buffer.withUnsafeReadableBytes { bytes in
+    ///         try parser.parse(bytes) { event in … }
+    ///     }
+    ///
+    /// Memory is bounded as with ``append(_:)``: nothing of `input` is kept except a
+    /// possible delimiter start at its end, or a header block being collected.
+    ///
+    /// - Throws: ``MultipartError/malformedBody(reason:)``, ``MultipartError/limitExceeded(limit:value:)``,
+    ///   or what `handle` throws; after an error, every call throws it again.
+    public mutating func parse(_ input: UnsafeRawBufferPointer, _ handle: (BorrowedMultipartEvent) throws -> Void) throws {
         if let failed { throw failed }
         do {
-            while pendingIndex == pending.count {
-                pending.removeAll(keepingCapacity: true)
-                pendingIndex = 0
-                guard position < chunk.count else { return nil }
-                try step()
+            totalBytes += Int64(input.count)
+            var position = 0
+            while position < input.count {
+                if let max = limits.maxTotalBytes, totalBytes > max, state != .epilogue {
+                    throw MultipartError.limitExceeded(limit: .maxTotalBytes, value: max)
+                }
+                switch state {
+                case .preamble:
+                    position = try scanContent(input, from: position, emit: false, handle)
+                    if state == .preamble, totalBytes - Int64(carry.count) > Int64(limits.maxPreambleBytes) {
+                        throw MultipartError.malformedBody(
+                            reason: "no delimiter \"--\(boundary)\" in its first \(limits.maxPreambleBytes) bytes: it is not a form with that boundary")
+                    }
+                case .body:
+                    position = try scanContent(input, from: position, emit: true, handle)
+                    if let max = limits.maxPartBytes, partBytes > max {
+                        throw MultipartError.limitExceeded(limit: .maxPartBytes, value: max)
+                    }
+                case .afterDelimiter:
+                    position = try readAfterDelimiter(input, from: position, handle)
+                case .headers:
+                    position = try readHeaders(input, from: position, handle)
+                case .epilogue:
+                    position = input.count
+                }
             }
-            let event = pending[pendingIndex]
-            pendingIndex += 1
-            return event
-        } catch let error as MultipartError {
+        } catch {
             failed = error
             throw error
         }
@@ -135,7 +198,7 @@ public struct MultipartParser {
     ///
     /// - Throws: ``MultipartError/malformedBody(reason:)`` when the closing delimiter was not read.
     public mutating func finish() throws {
-        if let failed { throw failed }
+        if let error = failed ?? pendingError { throw error }
         guard isComplete else {
             let error = MultipartError.malformedBody(reason: "it ended before the closing delimiter \"--\(boundary)--\"")
             failed = error
@@ -145,84 +208,69 @@ public struct MultipartParser {
 
     // MARK: - The machine
 
-    private mutating func step() throws {
-        if let max = limits.maxTotalBytes, totalBytes > max {
-            throw MultipartError.limitExceeded(limit: .maxTotalBytes, value: max)
-        }
-        switch state {
-        case .preamble:
-            scanContent(emit: false)
-            if state == .preamble, totalBytes - Int64(carry.count) > Int64(limits.maxPreambleBytes) {
-                throw MultipartError.malformedBody(
-                    reason: "no delimiter \"--\(boundary)\" in its first \(limits.maxPreambleBytes) bytes: it is not a form with that boundary")
-            }
-        case .body: try scanContentChecked()
-        case .afterDelimiter: try readAfterDelimiter()
-        case .headers: try readHeaders()
-        case .epilogue: position = chunk.count
-        }
-    }
-
-    private mutating func scanContentChecked() throws {
-        scanContent(emit: true)
-        if let max = limits.maxPartBytes, partBytes > max {
-            throw MultipartError.limitExceeded(limit: .maxPartBytes, value: max)
-        }
-    }
-
-    /// Scans preamble or body content for the delimiter, emitting body bytes when `emit`.
-    private mutating func scanContent(emit: Bool) {
+    /// Scans preamble or body content for the delimiter from `start`, handing body bytes
+    /// to `handle` when `emit`; returns where scanning stopped.
+    private mutating func scanContent(_ input: UnsafeRawBufferPointer, from start: Int, emit: Bool,
+                                      _ handle: (BorrowedMultipartEvent) throws -> Void) throws -> Int {
         let length = delimiter.count
+        var position = start
         if !carry.isEmpty {
-            let take = min(length - 1, chunk.count - position)
-            let joint = carry + chunk[position..<(position + take)]
-            if let found = Self.find(delimiter, in: joint[...]) {
-                emitContent(joint[0..<found], emit: emit)
+            let take = min(length - 1, input.count - position)
+            let joint = carry + UnsafeRawBufferPointer(rebasing: input[position..<(position + take)])
+            if let found = joint.withUnsafeBytes({ Self.find(delimiter, in: $0) }) {
+                try emitContent(joint[0..<found], emit: emit, handle)
                 position += found + length - carry.count
                 carry = []
-                delimiterFound()
-                return
+                try delimiterFound(handle)
+                return position
             }
             if take == length - 1 {
-                emitContent(carry[...], emit: emit)
+                try emitContent(carry[...], emit: emit, handle)
                 carry = []
             } else {
-                let hold = Self.holdBackStart(delimiter, in: joint[...])
-                emitContent(joint[0..<hold], emit: emit)
+                let hold = joint.withUnsafeBytes { Self.holdBackStart(delimiter, in: $0) }
+                try emitContent(joint[0..<hold], emit: emit, handle)
                 carry = Array(joint[hold...])
-                position += take
-                return
+                return position + take
             }
         }
-        let window = chunk[position...]
+        let window = UnsafeRawBufferPointer(rebasing: input[position...])
         if let found = Self.find(delimiter, in: window) {
-            emitContent(chunk[position..<found], emit: emit)
-            position = found + length
-            delimiterFound()
-            return
+            try emitContent(UnsafeRawBufferPointer(rebasing: window[0..<found]), emit: emit, handle)
+            try delimiterFound(handle)
+            return position + found + length
         }
         let hold = Self.holdBackStart(delimiter, in: window)
-        emitContent(chunk[position..<hold], emit: emit)
-        carry = Array(chunk[hold...])
-        position = chunk.count
+        try emitContent(UnsafeRawBufferPointer(rebasing: window[0..<hold]), emit: emit, handle)
+        carry = Array(UnsafeRawBufferPointer(rebasing: window[hold...]))
+        position = input.count
+        return position
     }
 
-    private mutating func emitContent(_ bytes: ArraySlice<UInt8>, emit: Bool) {
+    private mutating func emitContent(_ bytes: UnsafeRawBufferPointer, emit: Bool, _ handle: (BorrowedMultipartEvent) throws -> Void) throws {
         guard emit, !bytes.isEmpty else { return }
         partBytes += Int64(bytes.count)
-        pending.append(.body(bytes))
+        try handle(.body(bytes))
     }
 
-    private mutating func delimiterFound() {
-        if state == .body { pending.append(.partEnd) }
+    private mutating func emitContent(_ bytes: ArraySlice<UInt8>, emit: Bool, _ handle: (BorrowedMultipartEvent) throws -> Void) throws {
+        guard emit, !bytes.isEmpty else { return }
+        try bytes.withUnsafeBytes { try emitContent($0, emit: emit, handle) }
+    }
+
+    private mutating func delimiterFound(_ handle: (BorrowedMultipartEvent) throws -> Void) throws {
+        let endsPart = state == .body
         state = .afterDelimiter
         lineBytes = []
+        if endsPart { try handle(.partEnd) }
     }
 
     /// After `CRLF--boundary`: `--` closes the form; optional padding then CRLF opens a part.
-    private mutating func readAfterDelimiter() throws {
-        while position < chunk.count {
-            let byte = chunk[position]
+    private mutating func readAfterDelimiter(_ input: UnsafeRawBufferPointer, from start: Int,
+                                             _ handle: (BorrowedMultipartEvent) throws -> Void) throws -> Int {
+        var position = start
+        while position < input.count {
+            let byte = input[position]
             position += 1
             guard lineBytes.count < Self.maxLineAfterDelimiter else {
                 throw MultipartError.malformedBody(reason: "the line after the delimiter \"--\(boundary)\" is too long (transport padding is at most 256 spaces or tabs)")
@@ -230,9 +278,8 @@ public struct MultipartParser {
             lineBytes.append(byte)
             if lineBytes == [0x2D, 0x2D] {
                 state = .epilogue
-                pending.append(.end)
-                position = chunk.count
-                return
+                try handle(.end)
+                return input.count
             }
             if lineBytes.count == 1 && byte == 0x2D { continue }
             if byte == 0x20 || byte == 0x09, lineBytes.count == 1 || lineBytes[lineBytes.count - 2] != 0x0D { continue }
@@ -240,10 +287,11 @@ public struct MultipartParser {
             if byte == 0x0A, lineBytes.count >= 2, lineBytes[lineBytes.count - 2] == 0x0D,
                lineBytes.dropLast(2).allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
                 try beginPart()
-                return
+                return position
             }
             throw MultipartError.malformedBody(reason: "unexpected bytes after the delimiter \"--\(boundary)\" (the boundary may be a prefix of other text)")
         }
+        return position
     }
 
     private mutating func beginPart() throws {
@@ -256,54 +304,59 @@ public struct MultipartParser {
     }
 
     /// Collects the header block up to its empty line, then decodes it.
-    private mutating func readHeaders() throws {
-        let start = max(0, lineBytes.count - 3)
+    private mutating func readHeaders(_ input: UnsafeRawBufferPointer, from start: Int,
+                                      _ handle: (BorrowedMultipartEvent) throws -> Void) throws -> Int {
+        let searchFrom = max(0, lineBytes.count - 3)
         let room = limits.maxHeaderBytes + 4 - lineBytes.count
-        let take = min(chunk.count - position, max(room, 0))
-        lineBytes += chunk[position..<(position + take)]
-        position += take
+        let take = min(input.count - start, max(room, 0))
+        lineBytes += UnsafeRawBufferPointer(rebasing: input[start..<(start + take)])
         let end: Int
         if lineBytes.starts(with: [0x0D, 0x0A]) {
             end = 0
-        } else if let found = Self.find([0x0D, 0x0A, 0x0D, 0x0A], in: lineBytes[start...]) {
+        } else if let found = Self.find([0x0D, 0x0A, 0x0D, 0x0A], in: lineBytes[searchFrom...]) {
             end = found + 2
         } else {
             if lineBytes.count > limits.maxHeaderBytes {
                 throw MultipartError.limitExceeded(limit: .maxHeaderBytes, value: Int64(limits.maxHeaderBytes))
             }
-            return
+            return start + take
         }
         guard end <= limits.maxHeaderBytes else {
             throw MultipartError.limitExceeded(limit: .maxHeaderBytes, value: Int64(limits.maxHeaderBytes))
         }
         // Give back what follows the empty line.
-        position -= lineBytes.count - (end + 2)
+        let position = start + take - (lineBytes.count - (end + 2))
         let head = try HeaderBlockDecoder.decode(lineBytes[0..<end], partNumber: partCount)
         lineBytes = []
         carry = []
         partBytes = 0
         state = .body
-        pending.append(.partBegin(head))
+        try handle(.partBegin(head))
+        return position
     }
 
     // MARK: - Searching
 
+    /// The offset in `haystack` where `needle` first occurs.
+    static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Int? {
+        needle.withUnsafeBytes { ByteSearch.firstIndex(of: $0, in: haystack) }
+    }
+
     /// The index (in `haystack`'s indices) where `needle` first occurs.
     static func find(_ needle: [UInt8], in haystack: ArraySlice<UInt8>) -> Int? {
-        haystack.withUnsafeBytes { window in
-            needle.withUnsafeBytes { ByteSearch.firstIndex(of: $0, in: window) }
-        }.map { haystack.startIndex + $0 }
+        haystack.withUnsafeBytes { find(needle, in: $0) }.map { haystack.startIndex + $0 }
     }
 
     /// Where to stop emitting so that a tail that could begin `needle` is held back.
-    static func holdBackStart(_ needle: [UInt8], in window: ArraySlice<UInt8>) -> Int {
-        var index = max(window.startIndex, window.endIndex - (needle.count - 1))
-        while index < window.endIndex {
-            if window[index] == needle[0], window[index...].elementsEqual(needle.prefix(window.endIndex - index)) {
-                return index
+    static func holdBackStart(_ needle: [UInt8], in window: UnsafeRawBufferPointer) -> Int {
+        var index = max(0, window.count - (needle.count - 1))
+        while index < window.count {
+            if window[index] == needle[0] {
+                let tail = window.count - index
+                if (0..<tail).allSatisfy({ window[index + $0] == needle[$0] }) { return index }
             }
             index += 1
         }
-        return window.endIndex
+        return window.count
     }
 }
