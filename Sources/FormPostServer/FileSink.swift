@@ -7,14 +7,16 @@ import Darwin
 #endif
 import Crypto
 import Foundation
+import NIOCore
 import NIOPosix
 
 /// Writes one uploaded file aside (`.partial-…`, readable by its owner only), hashing as
 /// it goes, and gives it its final name and mode only once complete. The final name is
 /// random; nothing of the client's filename is ever part of a path.
 ///
-/// Bytes are gathered into batches of ``batchSize`` and every file operation (open, write,
-/// mode, rename) runs on NIO's thread pool: a slow or stalled disk blocks one of its
+/// The buffers received (slices of the connection's own, not copies) are gathered into
+/// batches of ``batchSize`` and every file operation (open, write, mode, rename) runs on
+/// NIO's thread pool: a slow or stalled disk blocks one of its
 /// threads, never the Swift concurrency pool that every request's handler needs.
 package struct FileSink {
     let directory: String
@@ -24,7 +26,8 @@ package struct FileSink {
     private let mode: UInt16
     private let threadPool: NIOThreadPool
     private var hasher = SHA256()
-    private var pending: [UInt8] = []
+    private var pending: [ByteBuffer] = []
+    private var pendingBytes = 0
     private(set) var size: Int64 = 0
 
     /// The prefix of files being written; ``UploadReceiver`` sweeps stale ones at start.
@@ -57,39 +60,41 @@ package struct FileSink {
         self.threadPool = threadPool
     }
 
-    /// Takes `bytes`; writes once a batch is full.
-    package mutating func write(_ bytes: ArraySlice<UInt8>) async throws {
-        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        size += Int64(bytes.count)
-        pending += bytes
-        if pending.count >= Self.batchSize { try await flush() }
+    /// Takes `bytes` (keeping the buffer, not a copy); writes once a batch is full.
+    package mutating func write(_ bytes: ByteBuffer) async throws {
+        bytes.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        size += Int64(bytes.readableBytes)
+        pending.append(bytes)
+        pendingBytes += bytes.readableBytes
+        if pendingBytes >= Self.batchSize { try await flush() }
     }
 
     private mutating func flush() async throws {
         guard !pending.isEmpty else { return }
         let batch = pending
         pending.removeAll(keepingCapacity: true)
+        pendingBytes = 0
         let descriptor = self.descriptor
-        try await threadPool.runIfActive { try Self.writeAll(batch, to: descriptor) }
+        try await threadPool.runIfActive {
+            for buffer in batch { try buffer.withUnsafeReadableBytes { try Self.writeAll($0, to: descriptor) } }
+        }
     }
 
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                #if canImport(Darwin)
-                let count = Darwin.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                #elseif canImport(Glibc)
-                let count = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                #elseif canImport(Musl)
-                let count = Musl.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                #endif
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw ReceiverFailure.storing("writing an upload failed", errno: errno)
-                }
-                done += count
+    private static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+        var done = 0
+        while done < buffer.count {
+            #if canImport(Darwin)
+            let count = Darwin.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+            #elseif canImport(Glibc)
+            let count = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+            #elseif canImport(Musl)
+            let count = Musl.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+            #endif
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ReceiverFailure.storing("writing an upload failed", errno: errno)
             }
+            done += count
         }
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Multipart
+import NIOCore
 
 /// Consumes parser events for one request: files go to ``FileSink``s, fields are kept as
 /// text. On any failure, ``discardAll()`` removes every file of the request, finished or not.
@@ -20,7 +21,7 @@ struct FormWriter {
         self.configuration = configuration
     }
 
-    mutating func handle(_ event: MultipartEvent) async throws {
+    mutating func handle(_ event: MultipartBufferEvent) async throws {
         switch event {
         case .partBegin(let begun):
             head = begun
@@ -33,8 +34,8 @@ struct FormWriter {
                     throw ReceiverFailure.limitExceeded(.maxFileSize, value: configuration.maxFileSize)
                 }
             } else {
-                field += bytes
-                fieldBytes += Int64(bytes.count)
+                field += bytes.readableBytesView
+                fieldBytes += Int64(bytes.readableBytes)
                 if Int64(field.count) > configuration.maxFieldSize {
                     throw ReceiverFailure.limitExceeded(.maxFieldSize, value: configuration.maxFieldSize)
                 }

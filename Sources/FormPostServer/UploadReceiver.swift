@@ -90,15 +90,14 @@ public struct UploadReceiver: Sendable {
             throw ReceiverFailure.limitExceeded(.maxBodySize, value: configuration.maxBodySize)
         }
         let declaredLength = request.headers[.contentLength].flatMap(Int64.init)
-        var parser = try MultipartParser(contentType: contentType, limits: configuration.parserLimits)
+        var parser = ByteBufferMultipartParser(try MultipartParser(contentType: contentType, limits: configuration.parserLimits))
         var writer = FormWriter(configuration: configuration)
         var read: Int64 = 0
         var stoppedEarly = false
         do {
             for try await buffer in request.body {
                 read += Int64(buffer.readableBytes)
-                parser.append(Array(buffer.readableBytesView))
-                while let event = try parser.next() { try await writer.handle(event) }
+                for event in try parser.parse(buffer) { try await writer.handle(event) }
                 if parser.isComplete {
                     stoppedEarly = true
                     break

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Multipart
+import NIOCore
 @testable import FormPostServer
 
 @Suite("Blocking file I/O stays off the Swift concurrency pool")
@@ -30,7 +31,7 @@ struct BlockingIOTests {
             var offset = 0
             while offset < content.count {
                 let end = min(offset + 65_536, content.count)
-                try await sink.write(content[offset..<end])
+                try await sink.write(ByteBuffer(bytes: content[offset..<end]))
                 offset = end
             }
             // Renaming the pipe fails (its path is not where the sink thinks): every byte was written by then.
