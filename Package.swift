@@ -67,9 +67,11 @@ let package = Package(
         .testTarget(
             name: "ReadmeExamples",
             dependencies: [
-                "Multipart", "FormPost",
+                "Multipart", "FormPost", "FormPostServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         .testTarget(
@@ -77,6 +79,7 @@ let package = Package(
             dependencies: [
                 "Multipart", "FormPost", "FormPostServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
