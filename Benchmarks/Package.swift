@@ -18,9 +18,12 @@ let package = Package(
         .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
     ],
     targets: [
+        // The memmem(3) scan that `formpost-bench parse` measures the parser against.
+        .target(name: "CMemmemScan"),
         .executableTarget(
             name: "formpost-bench",
             dependencies: [
+                "CMemmemScan",
                 .product(name: "Multipart", package: "FormPost"),
                 .product(name: "FormPost", package: "FormPost"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

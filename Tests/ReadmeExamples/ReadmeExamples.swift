@@ -2,8 +2,11 @@
 
 import AsyncHTTPClient
 import FormPost
+import FormPostServer
 import Foundation
+import Hummingbird
 import Multipart
+import NIOCore
 import NIOSSL
 
 /// README.md, Swift block 1.
@@ -34,6 +37,23 @@ func readmeExample2() async throws {
 
 /// README.md, Swift block 3.
 func readmeExample3() async throws {
+    func parse(contentType: String, body: some AsyncSequence<ByteBuffer, any Error>) async throws {
+        var parser = try MultipartParser(contentType: contentType)
+        for try await buffer in body {
+            try buffer.withUnsafeReadableBytes { bytes in
+                try parser.parse(bytes) { event in          // .body(view): valid during this call only
+                    if case .body(let view) = event, let range = event.contentRange(in: bytes) {
+                        print(view.count, range)            // where it lies in `bytes`, to keep a slice instead of a copy
+                    }
+                }
+            }
+        }
+        try parser.finish()
+    }
+}
+
+/// README.md, Swift block 4.
+func readmeExample4() async throws {
     var form = MultipartForm()
     form.append(name: "title", value: "Holiday")
     try form.append(name: "photo", fileAt: "beach.jpg")
@@ -45,8 +65,8 @@ func readmeExample3() async throws {
     print(receipt.files.map(\.sha256))
 }
 
-/// README.md, Swift block 4.
-func readmeExample4() async throws {
+/// README.md, Swift block 5.
+func readmeExample5() async throws {
     var form = MultipartForm()
     form.append(name: "title", value: "Holiday")
     let options = UploadOptions(
@@ -61,8 +81,8 @@ func readmeExample4() async throws {
     print(response.status, response.headers[.contentType] ?? "")
 }
 
-/// README.md, Swift block 5.
-func readmeExample5() async throws {
+/// README.md, Swift block 6.
+func readmeExample6() async throws {
     var configuration = HTTPClient.Configuration()
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.trustRoots = .file("/etc/ssl/private-ca.pem")      // instead of the system's roots
@@ -83,8 +103,8 @@ func readmeExample5() async throws {
     try await appClient.shutdown()
 }
 
-/// README.md, Swift block 6.
-func readmeExample6() async throws {
+/// README.md, Swift block 7.
+func readmeExample7() async throws {
     struct SearchResults: Decodable { let items: [String] }
     let token = "…"
     let searchURL = URL(string: "https://example.com/search")!
@@ -95,4 +115,28 @@ func readmeExample6() async throws {
     let found = try await client.request(.get, searchURL, parameters: parameters)
     let results = try found.serialized(by: .decodable(SearchResults.self))
     print(results.items)
+}
+
+/// README.md, Swift block 8.
+func readmeExample8() async throws {
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads", maxFileSize: 1 << 30))
+    let router = Router()
+    router.post("upload") { request, context in
+        await receiver.respond(to: request, context: context)   // stores the files, answers the receipt
+    }
+    router.post("import") { request, context -> String in
+        var lines: [String] = []
+        for try await part in try request.formParts(limits: MultipartParserLimits(maxPartBytes: 1 << 30)) {
+            if let filename = part.filename {
+                var size = 0
+                for try await buffer in part.body { size += buffer.readableBytes }   // or upload each buffer on
+                lines.append("\(part.name): \(filename), \(size) bytes")
+            } else {
+                lines.append("\(part.name) = \(String(buffer: try await part.body.collect(upTo: 64 * 1024)))")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
+    try await app.runService()
 }
