@@ -76,25 +76,7 @@ package struct FileSink {
         pendingBytes = 0
         let descriptor = self.descriptor
         try await threadPool.runIfActive {
-            for buffer in batch { try buffer.withUnsafeReadableBytes { try Self.writeAll($0, to: descriptor) } }
-        }
-    }
-
-    private static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) throws {
-        var done = 0
-        while done < buffer.count {
-            #if canImport(Darwin)
-            let count = Darwin.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-            #elseif canImport(Glibc)
-            let count = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-            #elseif canImport(Musl)
-            let count = Musl.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-            #endif
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw ReceiverFailure.storing("writing an upload failed", errno: errno)
-            }
-            done += count
+            for buffer in batch { try buffer.withUnsafeReadableBytes { try DescriptorWrites.writeAll($0, to: descriptor) } }
         }
     }
 

@@ -21,17 +21,21 @@ public struct UploadServer: Sendable {
     public let tlsConfiguration: TLSConfiguration?
     /// How long a stalled connection is held, and how many are open at once.
     public let connectionLimits: ConnectionLimits
+    /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
+    public let tus: TusReceiver?
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
-    /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS.
+    /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS;
+    /// with `tus`, resumable uploads are received under its base path.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
-                tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits()) {
+                tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil) {
         self.receiver = receiver
         self.host = host
         self.port = port
         self.serverLogLevel = serverLogLevel
         self.tlsConfiguration = tlsConfiguration
         self.connectionLimits = connectionLimits
+        self.tus = tus
     }
 
     /// A server TLS configuration from PEM files — a certificate chain (the server's own
@@ -69,8 +73,10 @@ public struct UploadServer: Sendable {
     /// - Throws: an error from NIOSSL, when the server starts, if the TLS configuration cannot be used.
     public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let receiver = self.receiver
+        let tus = self.tus
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
-            await receiver.respond(to: request, context: context)
+            if let tus, tus.handles(request.uri.path) { return await tus.respond(to: request, context: context) }
+            return await receiver.respond(to: request, context: context)
         }
         var logger = Logger(label: "formpost.server")
         logger.logLevel = serverLogLevel

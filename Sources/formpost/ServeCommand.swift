@@ -31,6 +31,12 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout: Double = 60
     @Option(name: .customLong("max-connections"), help: "The most connections open at once; others wait until one closes.")
     var maxConnections = 1024
+    @Option(name: .customLong("tus-path"), help: "Where resumable uploads (tus 1.0) are created; each lives under it.")
+    var tusPath = "/files"
+    @Option(name: .customLong("tus-expiry"), help: "Seconds a resumable upload is kept after it began, complete or not.")
+    var tusExpiry: Double = 86_400
+    @Flag(name: .customLong("no-tus"), help: "Do not receive resumable uploads.")
+    var noTus = false
 
     func run() async throws {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
@@ -59,10 +65,12 @@ struct ServeCommand: AsyncParsableCommand {
         default:
             throw fail(UsageError("--tls-cert and --tls-key go together"))
         }
+        guard tusExpiry > 0, tusPath.hasPrefix("/"), tusPath.count > 1 else { throw fail(UsageError("--tus-path must be a path below / and --tus-expiry positive")) }
+        let tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(tusExpiry))
         let directory = dir
         let scheme = tls == nil ? "http" : "https"
         let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
-                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections)).application { boundPort in
+                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections), tus: tus).application { boundPort in
             FileHandle.standardError.write(Data("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory) (Ctrl-C stops)\n".utf8))
         }
         try await app.runService()

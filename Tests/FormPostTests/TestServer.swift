@@ -154,11 +154,14 @@ func whileRunning<App: ApplicationProtocol, T: Sendable>(
 
 /// Runs `formpost serve`'s server (an ``UploadServer``, over TLS with `tlsConfiguration`)
 /// storing into `directory` on a free port, and `body` with that port.
+/// With `tusExpiry`, it receives resumable uploads at `/files` too, kept that long.
 func withUploadServer<T: Sendable>(directory: String, tlsConfiguration: TLSConfiguration? = nil, limits: ConnectionLimits = ConnectionLimits(),
-                                   _ body: @Sendable (Int) async throws -> T) async throws -> T {
+                                   tusExpiry: Duration? = nil, _ body: @Sendable (Int) async throws -> T) async throws -> T {
     var logger = Logger(label: "test")
     logger.logLevel = .critical
-    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory), logger: logger)
-    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tlsConfiguration, connectionLimits: limits)
+    let configuration = ReceiverConfiguration(directory: directory)
+    let receiver = try UploadReceiver(configuration: configuration, logger: logger)
+    let tus = try tusExpiry.map { try TusReceiver(configuration: configuration, expiry: $0, logger: logger) }
+    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tlsConfiguration, connectionLimits: limits, tus: tus)
     return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
 }

@@ -1,0 +1,147 @@
+import Foundation
+import FormPost
+import FormPostServer
+import Multipart
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `GET` on a tus upload answers.
+struct TusState: Decodable {
+    var length: Int64
+    var offset: Int64
+    var complete: Bool
+    var receipt: Receipt?
+}
+
+/// `formpost serve`'s resumable uploads (tus 1.0 at `/files`), with tuspy as the
+/// independent client and a proxy that cuts requests in the middle.
+@Suite("Resumable uploads received (tus)")
+struct TusReceiverTests {
+    let client = FormPostClient()
+    static let tus: HTTPFields = [HTTPField.Name("Tus-Resumable")!: "1.0.0"]
+
+    func request(_ method: String, _ url: String, body: [UInt8]? = nil, headers: HTTPFields = [:]) async throws -> UploadResponse {
+        var all = Self.tus
+        all.append(contentsOf: headers)
+        return try await client.send(body.map { .bytes($0, contentType: "application/offset+octet-stream") }, to: URL(string: url)!,
+                                     method: RequestMethod(rawValue: method), headers: all)
+    }
+
+    func create(_ base: String, length: Int) async throws -> String {
+        let created = try await request("POST", base + "/files", headers: [HTTPField.Name("Upload-Length")!: String(length), HTTPField.Name("Upload-Metadata")!: "filename " + Data("a \"b\".bin".utf8).base64EncodedString()])
+        #expect(created.status == 201)
+        return base + (created.headers[.location] ?? "")
+    }
+
+    func offset(_ url: String) async throws -> Int64? {
+        try await request("HEAD", url).headers[HTTPField.Name("Upload-Offset")!].flatMap { Int64($0) }
+    }
+
+    func state(_ url: String) async throws -> TusState {
+        try await request("GET", url).validate().decode(TusState.self)
+    }
+
+    @Test("tuspy uploads through a proxy that cuts three of its requests mid-body: it resumes from the offset, and the stored file is intact")
+    func independentClientThroughCuts() async throws {
+        let directory = try SampleDirectory()
+        let uploads = try SampleDirectory()
+        let file = try directory.file("cut me.bin", size: 6 << 20, seed: 9)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let log = directory.path + "/cuts.log"
+        let stored = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+            let proxyPort = try freePort()
+            let proxy = try ChildProcess("python3", [Subprocess.interopScript("cutting_proxy.py"), String(proxyPort), String(port), "700000", "3", log],
+                                         stdout: .discard, stderr: .discard)
+            defer { proxy.stop() }
+            for _ in 0..<200 where !((try? RawSocket.connects(port: proxyPort)) ?? false) { usleep(25_000) }
+            let url = try await offPool {
+                try Subprocess.run("python3", [Subprocess.interopScript("tus_upload.py"), "http://127.0.0.1:\(proxyPort)/files", file, String(2 << 20)])
+            }.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(url.hasPrefix("http://127.0.0.1:\(proxyPort)/files/"))
+            let direct = url.replacingOccurrences(of: ":\(proxyPort)/", with: ":\(port)/")
+            #expect(try await offset(direct) == 6 << 20, "HEAD on a complete upload answers its full length")
+            return try await state(direct)
+        }
+        let cuts = (try String(contentsOfFile: log, encoding: .utf8)).split(separator: "\n")
+        #expect(cuts.count == 3, "the proxy cut \(cuts.count) requests")
+        #expect(stored.complete && stored.offset == 6 << 20)
+        let receipt = try #require(stored.receipt?.files.first)
+        #expect(receipt.filename == "cut me.bin" && receipt.sha256 == expected && receipt.size == 6 << 20)
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + receipt.storedAs))) == expected)
+    }
+
+    @Test("a cut append keeps what reached the disk, a second append meanwhile answers 423, and the state survives a restart")
+    func cutLockedRestarted() async throws {
+        let uploads = try SampleDirectory()
+        var random = SystemRandomNumberGenerator()
+        let content = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let sent = 300 * 1024
+        let url = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+            let base = "http://127.0.0.1:\(port)"
+            let url = try await create(base, length: content.count)
+            let path = String(url.dropFirst(base.count))
+            // An append that sends 300 KiB of its 1 MiB and stalls, then is cut.
+            let head = "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(content.count)\r\n\r\n"
+            let socket = try #require(try RawSocket.connect(port: port))
+            let partial = Array(head.utf8) + content[0..<sent]
+            _ = partial.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var seen: Int64 = 0
+            for _ in 0..<100 {
+                seen = try await offset(url) ?? -1
+                if seen == Int64(sent) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(seen == Int64(sent), "while the stalled append holds 300 KiB, HEAD says \(seen)")
+            let second = try await request("PATCH", url, body: Array(content[sent...]), headers: [HTTPField.Name("Upload-Offset")!: String(sent)])
+            #expect(second.status == 423)
+            close(socket)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await offset(url) == Int64(sent))
+            let wrong = try await request("PATCH", url, body: [1], headers: [HTTPField.Name("Upload-Offset")!: "0"])
+            #expect(wrong.status == 409)
+            return url
+        }
+        // Another server on the same directory: what was acknowledged is still there.
+        let done = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+            let moved = url.replacingOccurrences(of: #":\d+/"#, with: ":\(port)/", options: .regularExpression)
+            #expect(try await offset(moved) == Int64(sent))
+            let rest = try await request("PATCH", moved, body: Array(content[sent...]), headers: [HTTPField.Name("Upload-Offset")!: String(sent)])
+            #expect(rest.status == 204 && rest.headers[HTTPField.Name("Upload-Offset")!] == String(content.count))
+            return try await state(moved)
+        }
+        let file = try #require(done.receipt?.files.first)
+        #expect(done.complete && file.sha256 == sha256Hex(content) && file.filename == "a \"b\".bin")
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + file.storedAs))) == sha256Hex(content))
+    }
+
+    @Test("the protocol's refusals: 412 without Tus-Resumable, 413 over the size limit, 415, 404, 410 once expired, and DELETE")
+    func refusals() async throws {
+        let uploads = try SampleDirectory()
+        try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(1)) { port in
+            let base = "http://127.0.0.1:\(port)"
+            let options = try await client.send(nil, to: URL(string: base + "/files")!, method: RequestMethod(rawValue: "OPTIONS"))
+            #expect(options.status == 204 && options.headers[HTTPField.Name("Tus-Version")!] == "1.0.0")
+            #expect(options.headers[HTTPField.Name("Tus-Extension")!] == "creation,termination,expiration")
+            let bare = try await client.send(nil, to: URL(string: base + "/files")!, method: .post, headers: [HTTPField.Name("Upload-Length")!: "5"])
+            #expect(bare.status == 412)
+            let huge = try await request("POST", base + "/files", headers: [HTTPField.Name("Upload-Length")!: String(20 << 30)])
+            #expect(huge.status == 413)
+            #expect(try await request("HEAD", base + "/files/0123456789abcdef0123456789abcdef").status == 404)
+            #expect(try await request("HEAD", base + "/files/..%2F..%2Fetc").status == 404)
+            let url = try await create(base, length: 10)
+            let text = try await client.send(.bytes([1], contentType: "text/plain"), to: URL(string: url)!, method: RequestMethod(rawValue: "PATCH"),
+                                             headers: [HTTPField.Name("Tus-Resumable")!: "1.0.0", HTTPField.Name("Upload-Offset")!: "0"])
+            #expect(text.status == 415)
+            let tooLong = try await request("PATCH", url, body: Array(repeating: 7, count: 11), headers: [HTTPField.Name("Upload-Offset")!: "0"])
+            #expect(tooLong.status == 413)
+            #expect(try await request("DELETE", url).status == 204)
+            #expect(try await request("HEAD", url).status == 404)
+            let old = try await create(base, length: 10)
+            try await Task.sleep(for: .milliseconds(2100))
+            #expect(try await request("HEAD", old).status == 410)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path + "/.tus").isEmpty)
+    }
+}

@@ -1,0 +1,70 @@
+"""A TCP proxy that cuts uploads, for the resumable-upload tests; standard library alone.
+
+    python3 cutting_proxy.py PORT TARGET_PORT CUT_AFTER CUTS LOG
+
+Forwards every connection to 127.0.0.1:TARGET_PORT. The first CUTS connections that carry
+more than CUT_AFTER bytes from the client are closed (both ways, at once) once they have
+carried CUT_AFTER: the request is cut in the middle of its body. Each cut appends a line
+`cut after N bytes` to LOG.
+"""
+import asyncio
+import sys
+
+PORT, TARGET, CUT_AFTER, CUTS, LOG = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+cuts_left = CUTS
+
+
+async def upstream(reader, writer, cut):
+    """Forwards client bytes; returns when the client is done or the cut comes."""
+    global cuts_left
+    sent = 0
+    try:
+        while data := await reader.read(65536):
+            if cut and sent + len(data) > CUT_AFTER and cuts_left > 0:
+                cuts_left -= 1
+                writer.write(data[: CUT_AFTER - sent])
+                await writer.drain()
+                with open(LOG, "a") as handle:
+                    handle.write(f"cut after {CUT_AFTER} bytes\n")
+                return True
+            sent += len(data)
+            writer.write(data)
+            await writer.drain()
+    except ConnectionError:
+        pass
+    return False
+
+
+async def downstream(reader, writer):
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+    except ConnectionError:
+        pass
+
+
+async def handle(client_reader, client_writer):
+    server_reader, server_writer = await asyncio.open_connection("127.0.0.1", TARGET)
+    back = asyncio.ensure_future(downstream(server_reader, client_writer))
+    cut = await upstream(client_reader, server_writer, True)
+    if cut:
+        back.cancel()
+        for writer in (server_writer, client_writer):
+            writer.transport.abort()
+        return
+    try:
+        server_writer.write_eof()
+    except (OSError, RuntimeError):
+        pass
+    await back
+    client_writer.close()
+
+
+async def main():
+    server = await asyncio.start_server(handle, "127.0.0.1", PORT)
+    async with server:
+        await server.serve_forever()
+
+
+asyncio.run(main())

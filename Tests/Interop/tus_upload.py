@@ -1,0 +1,19 @@
+"""Uploads a file with tuspy, an independent tus 1.0 client, and prints the upload's URL.
+
+    python3 tus_upload.py ENDPOINT FILE CHUNK_SIZE
+
+Creates the upload at ENDPOINT (with the file's name as `filename` metadata), then sends
+it in requests of at most CHUNK_SIZE bytes; after a failed request it asks the server
+for the offset and goes on from there (up to 20 times).
+"""
+import os
+import sys
+
+from tusclient import client
+
+endpoint, path, chunk_size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+uploader = client.TusClient(endpoint).uploader(
+    path, chunk_size=chunk_size, retries=20, retry_delay=0,
+    metadata={"filename": os.path.basename(path), "filetype": "application/octet-stream"})
+uploader.upload()
+print(uploader.url)
