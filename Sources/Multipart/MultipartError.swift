@@ -30,6 +30,9 @@ public enum MultipartError: Error, Equatable, Sendable, CustomStringConvertible 
     case streamAlreadyConsumed(part: PartLabel)
     /// A stream failed while the body was produced.
     case streamFailed(part: PartLabel, reason: String)
+    /// A part of a body asked for from an offset (``BodyPlan/slice(_:)``) is a stream,
+    /// which cannot skip what was sent.
+    case streamNotResumable(part: PartLabel)
     /// A caller-chosen boundary breaks RFC 2046's rules.
     case invalidBoundary(String, reason: String)
     /// A caller-supplied header name or value cannot be written.
@@ -72,6 +75,8 @@ public enum MultipartError: Error, Equatable, Sendable, CustomStringConvertible 
                 + "give a stream factory or a file to produce the body more than once."
         case .streamFailed(let part, let reason):
             return "The stream for \(part) failed: \(reason)."
+        case .streamNotResumable(let part):
+            return "The body cannot be produced from an offset: \(part) is a stream; only files and bytes can resume."
         case .invalidBoundary(let boundary, let reason):
             return "The boundary \"\(boundary)\" is invalid: \(reason)."
         case .invalidHeader(let name, let reason):

@@ -145,7 +145,7 @@ public final class BodyChunkReader {
         }
         if count == 0 {
             let actual = file!.currentSize() ?? region.offset + offset
-            throw MultipartError.fileSizeChanged(part: region.part, path: region.path, expected: region.offset + region.length, actual: actual)
+            throw MultipartError.fileSizeChanged(part: region.part, path: region.path, expected: region.fileSize, actual: actual)
         }
         try check(UnsafeRawBufferPointer(rebasing: slice[0..<count]), part: region.part)
         offset += Int64(count)

@@ -118,7 +118,7 @@ extension BodyPlan {
             if copied < 0 { throw MultipartError.outputFailed(path: path, errno: errno) }
             try region.verifySize(of: source)
             if copied < region.length {
-                throw MultipartError.fileSizeChanged(part: region.part, path: region.path, expected: region.length, actual: region.offset + copied)
+                throw MultipartError.fileSizeChanged(part: region.part, path: region.path, expected: region.fileSize, actual: region.offset + copied)
             }
         default:
             let reader = BodyPlan(boundary: boundary, segments: [segment]).makeChunkReader()

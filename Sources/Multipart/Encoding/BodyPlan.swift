@@ -57,7 +57,7 @@ public struct BodyPlan: Sendable {
                 }
             case .file(let file):
                 flush()
-                segments.append(.file(FileSlice(path: file.path, offset: 0, length: file.size, part: label, needsContentCheck: checksContent, identity: file.identity)))
+                segments.append(.file(FileSlice(path: file.path, offset: 0, length: file.size, part: label, needsContentCheck: checksContent, identity: file.identity, fileSize: file.size)))
             case .stream(let source):
                 flush()
                 segments.append(.stream(StreamSegment(length: source.length, part: label, needsContentCheck: checksContent, source: source)))

@@ -29,6 +29,11 @@ public enum BodySegment: Sendable {
 
 /// A file's content planned for a part: `length` bytes at `offset` of the file at `path`.
 public struct FileSlice: Sendable {
+    /// The region `skip..<skip+take` of this one.
+    func sliced(skip: Int64, take: Int64) -> FileSlice {
+        FileSlice(path: path, offset: offset + skip, length: take, part: part, needsContentCheck: needsContentCheck, identity: identity, fileSize: fileSize)
+    }
+
     /// The file's path.
     public let path: String
     /// Where the region starts in the file.
@@ -42,6 +47,9 @@ public struct FileSlice: Sendable {
     public let needsContentCheck: Bool
     /// The file the path named when the part was added, and its modification time.
     let identity: FileIdentity
+    /// The file's size when the part was added (the region ends there unless it is a
+    /// slice of a body, ``BodyPlan/slice(_:)``).
+    let fileSize: Int64
 
     /// Opens the file and checks that it is still the one recorded, with its size.
     /// The caller owns the returned descriptor and closes it.
@@ -77,8 +85,8 @@ public struct FileSlice: Sendable {
         guard let status = file.status() else {
             throw MultipartError.fileReadFailed(part: part, path: path, errno: errno)
         }
-        if status.size != offset + length {
-            throw MultipartError.fileSizeChanged(part: part, path: path, expected: offset + length, actual: status.size)
+        if status.size != fileSize {
+            throw MultipartError.fileSizeChanged(part: part, path: path, expected: fileSize, actual: status.size)
         }
         if status.identity != identity {
             throw MultipartError.fileReplaced(part: part, path: path)
