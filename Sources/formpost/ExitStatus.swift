@@ -42,6 +42,9 @@ enum ExitStatus: Int32 {
         case UploadError.transport: return .sendError
         // curl: "CONNECT tunnel failed" is a receive error.
         case UploadError.proxyRefused: return .receiveError
+        case ResumableUploadError.fileChanged: return .readError
+        case ResumableUploadError.protocolUnsupported, ResumableUploadError.unexpectedStatus, ResumableUploadError.uploadGone: return .httpError
+        case ResumableUploadError.retriesExhausted: return .sendError
         default: return .failure
         }
     }

@@ -25,6 +25,7 @@ struct UploadCommand: AsyncParsableCommand {
     @OptionGroup var formOptions: FormOptions
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var identity: IdentityOptions
+    @OptionGroup var resumable: ResumableOptions
     @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send this file as the raw body (PUT unless -X says otherwise).")
     var uploadFile: String?
     @Option(name: .customLong("data-binary"), help: "Send @FILE (or a literal value) as the raw body of a POST.")
@@ -113,6 +114,9 @@ struct UploadCommand: AsyncParsableCommand {
                                     keepsCredentialsAcrossOrigins: locationTrusted, maxBytesPerSecond: rate, timeout: maxTime.map { .seconds($0) })
         let client = FormPostClient(transport: uploadTransport, requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
         let bar = ProgressBar(enabled: !silent && !json)
+        if resumable.mode != nil {
+            return try await uploadResumably(client: client, target: target, headers: extraHeaders, options: options, bar: bar)
+        }
         let lastSent = Mutex(Int64(0))
         let request = client.requestSerializer.request(requestMethod, target, body: body, headers: extraHeaders)
         if verbose { printRequestHead(request) }
@@ -200,7 +204,7 @@ struct UploadCommand: AsyncParsableCommand {
     }
 
     /// Writes `-w`'s format for `transfer` on standard output, if asked.
-    private func printWriteOut(_ transfer: WriteOut.Transfer) {
+    func printWriteOut(_ transfer: WriteOut.Transfer) {
         guard let writeOut else { return }
         FileHandle.standardOutput.write(Data(WriteOut(format: writeOut).render(transfer).utf8))
     }
@@ -238,13 +242,14 @@ struct UploadCommand: AsyncParsableCommand {
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n<\n").utf8))
     }
 
-    private func printJSON(response: UploadResponse, sent: Int64, seconds: Double) {
+    /// Prints the `--json` summary, with `extra` keys.
+    func printJSON(response: UploadResponse, sent: Int64, seconds: Double, extra: [String: Any] = [:]) {
         var headers: [String: String] = [:]
         for field in response.headers { headers[field.name.canonicalName] = field.value }
-        let summary: [String: Any] = [
+        let summary: [String: Any] = extra.merging([
             "status": response.status, "bytes_sent": sent, "seconds": seconds,
             "megabytes_per_second": Double(sent) / max(seconds, 1e-9) / 1e6, "response_headers": headers, "response_bytes": response.body.count,
-        ]
+        ]) { $1 }
         if let data = try? JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys, .withoutEscapingSlashes]) {
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         }

@@ -105,6 +105,15 @@ func readmeExample6() async throws {
 
 /// README.md, Swift block 7.
 func readmeExample7() async throws {
+    let uploader = TusUploader(chunkSize: 64 << 20, retry: RetryPolicy(maxRetries: 5))
+    let result = try await uploader.upload(fileAt: "big.iso", to: URL(string: "https://example.com/files")!) { progress in
+        print(progress.acknowledged, "of", progress.total, "acknowledged; resumed at", progress.resumedFrom)
+    }
+    print(result.uploadURL, result.resumedFrom, result.bytesSent)
+}
+
+/// README.md, Swift block 8.
+func readmeExample8() async throws {
     struct SearchResults: Decodable { let items: [String] }
     let token = "…"
     let searchURL = URL(string: "https://example.com/search")!
@@ -117,8 +126,8 @@ func readmeExample7() async throws {
     print(results.items)
 }
 
-/// README.md, Swift block 8.
-func readmeExample8() async throws {
+/// README.md, Swift block 9.
+func readmeExample9() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads", maxFileSize: 1 << 30))
     let router = Router()
     router.post("upload") { request, context in

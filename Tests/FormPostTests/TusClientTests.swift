@@ -1,0 +1,98 @@
+import Foundation
+import FormPost
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// FormPost's tus client: against tuspyserver (an independent tus server from PyPI)
+/// through a proxy that cuts requests, and `formpost --resumable tus` killed and run again.
+@Suite("Resumable uploads sent (tus)")
+struct TusClientTests {
+    /// Runs tuspyserver on a free port storing into `directory`, then `body` with its port
+    /// and the file its completed uploads are listed in.
+    func withTuspyServer<T: Sendable>(directory: String, _ body: @Sendable (Int, String) async throws -> T) async throws -> T {
+        let port = try freePort()
+        let completed = directory + "/completed.log"
+        let server = try ChildProcess("python3", [Subprocess.interopScript("tus_server.py"), String(port), directory + "/files", completed],
+                                      stdout: .discard, stderr: .inherit)
+        defer { server.stop() }
+        for _ in 0..<400 where !((try? RawSocket.connects(port: port)) ?? false) { usleep(25_000) }
+        return try await body(port, completed)
+    }
+
+    /// Starts the cutting proxy in front of `target`: the first `cuts` requests carrying
+    /// more than `after` bytes are cut there.
+    func cuttingProxy(to target: Int, after: Int, cuts: Int, log: String) throws -> (ChildProcess, Int) {
+        let port = try freePort()
+        let proxy = try ChildProcess("python3", [Subprocess.interopScript("cutting_proxy.py"), String(port), String(target), String(after), String(cuts), log],
+                                     stdout: .discard, stderr: .discard)
+        for _ in 0..<200 where !((try? RawSocket.connects(port: port)) ?? false) { usleep(25_000) }
+        return (proxy, port)
+    }
+
+    @Test("TusUploader sends a file to tuspyserver through a proxy that cuts three requests: it asks for the offset, goes on, and the stored file is intact")
+    func uploaderThroughCuts() async throws {
+        let directory = try SampleDirectory()
+        let file = try directory.file("data.bin", size: 12 << 20, seed: 4)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let state = ResumeStateStore(directory: directory.path + "/state")
+        let log = directory.path + "/cuts.log"
+        let (result, stored) = try await withTuspyServer(directory: directory.path) { port, completed in
+            let (proxy, proxyPort) = try cuttingProxy(to: port, after: 1_500_000, cuts: 3, log: log)
+            defer { proxy.stop() }
+            let uploader = TusUploader(chunkSize: 4 << 20, retry: RetryPolicy(maxRetries: 8, baseDelay: .milliseconds(20)), stateStore: state)
+            let acknowledged = UploadsSeen()
+            let result = try await uploader.upload(fileAt: file, to: URL(string: "http://127.0.0.1:\(proxyPort)/files/")!) { progress in
+                acknowledged.add(progress.acknowledged)
+            }
+            let stored = try String(contentsOfFile: completed, encoding: .utf8).split(separator: "\n").map(String.init)
+            #expect(acknowledged.values == acknowledged.values.sorted(), "acknowledged bytes never go back")
+            return (result, stored)
+        }
+        #expect(try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").count == 3)
+        #expect(result.resumedFrom == 0 && result.bytesSent == 12 << 20)
+        #expect(stored.count == 1)
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: try #require(stored.first)))) == expected)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: state.directory).isEmpty, "a completed upload's entry is removed")
+    }
+
+    @Test("formpost --resumable tus killed with SIGKILL mid-upload resumes when run again, sending only what the server lacks")
+    func commandKilledAndResumed() async throws {
+        let directory = try SampleDirectory()
+        let uploads = try SampleDirectory()
+        let file = try directory.file("big.bin", size: 48 << 20, seed: 5)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let stateHome = "XDG_STATE_HOME=" + directory.path + "/state"
+        let (first, second) = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+            let url = "http://127.0.0.1:\(port)/files"
+            let arguments = ["--resumable", "tus", "--chunk-size", "8M", "-T", file, url, "--json", "-s"]
+            let first = try await offPool { () -> Int32 in
+                let child = try ChildProcess("env", [stateHome, formpostBinary, "--limit-rate", "16M"] + arguments, stdout: .discard, stderr: .discard)
+                Thread.sleep(forTimeInterval: 1.2)
+                kill(child.pid, SIGKILL)
+                return try child.finish().status
+            }
+            let second = try await offPool { try ChildProcess("env", [stateHome, formpostBinary] + arguments).finish() }
+            return (first, second)
+        }
+        #expect(first == -SIGKILL || first == 128 + SIGKILL || first == SIGKILL, "the first run ended by SIGKILL, not with \(first)")
+        #expect(second.status == 0, "\(String(decoding: second.stderr, as: UTF8.self))")
+        let summary = try #require(try JSONSerialization.jsonObject(with: second.stdout) as? [String: Any])
+        let resumedFrom = try #require(summary["resumed_from"] as? Int)
+        let sent = try #require(summary["bytes_sent"] as? Int)
+        #expect(resumedFrom > 0 && sent < 48 << 20 && resumedFrom + sent == 48 << 20, "resumed from \(resumedFrom), sent \(sent)")
+        let stored = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
+        #expect(stored.count == 1)
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + (stored.first ?? "")))) == expected)
+    }
+}
+
+/// Values seen by a progress handler, from any thread.
+final class UploadsSeen: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [Int64] = []
+
+    func add(_ value: Int64) { lock.withLock { seen.append(value) } }
+    var values: [Int64] { lock.withLock { seen } }
+}

@@ -1,0 +1,24 @@
+"""An independent tus 1.0 server for the tests: tuspyserver (FastAPI) under uvicorn.
+
+    python3 tus_server.py PORT FILES_DIR COMPLETED_LOG
+
+Receives uploads at http://127.0.0.1:PORT/files/ into FILES_DIR; each completed upload
+appends `PATH` (the stored file) to COMPLETED_LOG.
+"""
+import sys
+
+import uvicorn
+from fastapi import FastAPI
+from tuspyserver import create_tus_router
+
+port, files_dir, completed_log = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+
+def completed(path, metadata):
+    with open(completed_log, "a") as handle:
+        handle.write(path + "\n")
+
+
+app = FastAPI()
+app.include_router(create_tus_router(prefix="files", files_dir=files_dir, on_upload_complete=completed))
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
