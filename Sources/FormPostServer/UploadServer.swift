@@ -7,7 +7,8 @@ import NIOSSL
 
 /// An HTTP server running an ``UploadReceiver`` on `host:port` (port 0 picks a free one):
 /// plaintext HTTP/1.1, or with a TLS configuration HTTPS — HTTP/2 for clients that offer
-/// it by ALPN, HTTP/1.1 for the others.
+/// it by ALPN, HTTP/1.1 for the others. `GET /` answers ``UploadPage``, a page to upload
+/// from a browser, unless ``uploadPage`` is false.
 public struct UploadServer: Sendable {
     /// The receiver that answers every request.
     public let receiver: UploadReceiver
@@ -21,17 +22,22 @@ public struct UploadServer: Sendable {
     public let tlsConfiguration: TLSConfiguration?
     /// How long a stalled connection is held, and how many are open at once.
     public let connectionLimits: ConnectionLimits
+    /// Whether `GET /` and `HEAD /` answer ``UploadPage`` (true), or go to the receiver
+    /// like every other request (which answers 405).
+    public let uploadPage: Bool
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS.
+    /// With `uploadPage`, `GET /` answers ``UploadPage``.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
-                tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits()) {
+                tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), uploadPage: Bool = true) {
         self.receiver = receiver
         self.host = host
         self.port = port
         self.serverLogLevel = serverLogLevel
         self.tlsConfiguration = tlsConfiguration
         self.connectionLimits = connectionLimits
+        self.uploadPage = uploadPage
     }
 
     /// A server TLS configuration from PEM files — a certificate chain (the server's own
@@ -69,8 +75,12 @@ public struct UploadServer: Sendable {
     /// - Throws: an error from NIOSSL, when the server starts, if the TLS configuration cannot be used.
     public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let receiver = self.receiver
+        let servesPage = uploadPage
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
-            await receiver.respond(to: request, context: context)
+            if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
+                return UploadPage.response(head: request.method == .head)
+            }
+            return await receiver.respond(to: request, context: context)
         }
         var logger = Logger(label: "formpost.server")
         logger.logLevel = serverLogLevel
