@@ -7,7 +7,8 @@ import NIOSSL
 
 /// An HTTP server running an ``UploadReceiver`` on `host:port` (port 0 picks a free one):
 /// plaintext HTTP/1.1, or with a TLS configuration HTTPS — HTTP/2 for clients that offer
-/// it by ALPN, HTTP/1.1 for the others.
+/// it by ALPN, HTTP/1.1 for the others. `GET /` answers ``UploadPage``, a page to upload
+/// from a browser, unless ``uploadPage`` is false.
 public struct UploadServer: Sendable {
     /// The receiver that answers every request.
     public let receiver: UploadReceiver
@@ -23,12 +24,17 @@ public struct UploadServer: Sendable {
     public let connectionLimits: ConnectionLimits
     /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
     public let tus: TusReceiver?
+    /// Whether `GET /` and `HEAD /` answer ``UploadPage`` (true), or go to the receiver
+    /// like every other request (which answers 405).
+    public let uploadPage: Bool
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS;
-    /// with `tus`, resumable uploads are received under its base path.
+    /// with `tus`, resumable uploads are received under its base path. With `uploadPage`,
+    /// `GET /` answers ``UploadPage``.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
-                tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil) {
+                tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil,
+                uploadPage: Bool = true) {
         self.receiver = receiver
         self.host = host
         self.port = port
@@ -36,6 +42,7 @@ public struct UploadServer: Sendable {
         self.tlsConfiguration = tlsConfiguration
         self.connectionLimits = connectionLimits
         self.tus = tus
+        self.uploadPage = uploadPage
     }
 
     /// A server TLS configuration from PEM files — a certificate chain (the server's own
@@ -74,7 +81,11 @@ public struct UploadServer: Sendable {
     public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let receiver = self.receiver
         let tus = self.tus
+        let servesPage = uploadPage
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
+            if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
+                return UploadPage.response(head: request.method == .head)
+            }
             if let tus, tus.handles(request.uri.path) { return await tus.respond(to: request, context: context) }
             return await receiver.respond(to: request, context: context)
         }

@@ -37,6 +37,8 @@ struct ServeCommand: AsyncParsableCommand {
     var tusExpiry: Double = 86_400
     @Flag(name: .customLong("no-tus"), help: "Do not receive resumable uploads.")
     var noTus = false
+    @Flag(name: .customLong("no-page"), help: "Do not serve the upload page at GET / (which then answers 405, as every method but POST).")
+    var noPage = false
 
     func run() async throws {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
@@ -69,9 +71,11 @@ struct ServeCommand: AsyncParsableCommand {
         let tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(tusExpiry))
         let directory = dir
         let scheme = tls == nil ? "http" : "https"
+        let page = noPage ? "" : "; an upload page is at /"
         let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
-                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections), tus: tus).application { boundPort in
-            FileHandle.standardError.write(Data("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory) (Ctrl-C stops)\n".utf8))
+                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections), tus: tus,
+                                   uploadPage: !noPage).application { boundPort in
+            FileHandle.standardError.write(Data("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n".utf8))
         }
         try await app.runService()
     }
