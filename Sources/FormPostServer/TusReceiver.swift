@@ -19,9 +19,11 @@ import NIOPosix
 /// supports, and `GET` on an upload answers its state and, once complete, the stored file
 /// as in a ``Receipt``.
 ///
-/// Every byte that reached the disk counts, also from a request that was cut: a client
-/// asks for the offset and goes on from there. State lives on disk, so uploads survive a
-/// restart. Two appends to one upload never interleave (the second answers 423). An
+/// Every byte written to the upload's file counts, also from a request that was cut: a
+/// client asks for the offset and goes on from there. State lives in files, so uploads
+/// survive a restart of the server, or its being killed; as with multipart uploads,
+/// nothing is forced to the disk (`fsync`), so a crash of the machine itself may lose
+/// what the page cache held. Two appends to one upload never interleave (the second answers 423). An
 /// upload is removed ``expiry`` after it began, complete or not; until then `HEAD` on a
 /// complete one answers its full length, so a client whose last answer was lost learns
 /// that it is done.
@@ -34,6 +36,7 @@ public struct TusReceiver: Sendable {
     public let expiry: Duration
     let store: TusStore
     let locks = TusLocks()
+    let digests = TusDigests()
     let logger: Logger
     private let threadPool: NIOThreadPool
 
@@ -123,7 +126,7 @@ public struct TusReceiver: Sendable {
         removeExpired()
         let id = try await threadPool.runIfActive { try store.create(info) }
         if length == 0 {
-            _ = try await threadPool.runIfActive { try store.complete(id, info: info) }
+            _ = try await threadPool.runIfActive { try store.complete(id, info: info, sha256: nil) }
         }
         return Response(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expires(info)])
     }
@@ -153,6 +156,7 @@ public struct TusReceiver: Sendable {
         defer { locks.release(id) }
         let store = self.store
         try await threadPool.runIfActive { store.remove(id, storedFile: true) }
+        digests.remove(id)
         return Response(status: .noContent)
     }
 
@@ -176,6 +180,7 @@ public struct TusReceiver: Sendable {
         guard offset < info.length else { return appended(info.length, info: info) }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
         var written = offset
+        var hasher = digests.take(id, at: offset)
         var batch: [ByteBuffer] = []
         var batched = 0
         var tooLong = false
@@ -196,6 +201,7 @@ public struct TusReceiver: Sendable {
                         buffer = buffer.getSlice(at: buffer.readerIndex, length: room) ?? ByteBuffer()
                     }
                     written += Int64(buffer.readableBytes)
+                    buffer.withUnsafeReadableBytes { hasher?.update(bufferPointer: $0) }
                     batched += buffer.readableBytes
                     batch.append(buffer)
                     if batched >= FileSink.batchSize { try await flush() }
@@ -208,17 +214,18 @@ public struct TusReceiver: Sendable {
                 logger.notice("PATCH \(request.uri.path) cut at \(written) bytes: \(error)")
             }
             try await flush()
-            try await threadPool.runIfActive {
-                guard fsync(descriptor) == 0 else { throw ReceiverFailure.storing("writing an upload failed", errno: errno) }
-            }
         } catch {
             try? await threadPool.runIfActive { _ = close(descriptor) }
             throw error
         }
         try await threadPool.runIfActive { _ = close(descriptor) }
         if tooLong { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(info.length)") }
-        guard written == info.length else { return appended(written, info: info) }
-        let done = try await threadPool.runIfActive { try store.complete(id, info: info) }
+        guard written == info.length else {
+            if let hasher { digests.put(id, hasher, offset: written) }
+            return appended(written, info: info)
+        }
+        let digest = hasher.map { $0.finalize().map { String(format: "%02x", $0) }.joined() }
+        let done = try await threadPool.runIfActive { try store.complete(id, info: info, sha256: digest) }
         logger.info("upload \(id) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
         return appended(written, info: info)
     }

@@ -53,7 +53,8 @@ struct TusStore: Sendable {
         return try? JSONDecoder().decode(TusUploadInfo.self, from: data)
     }
 
-    /// Saves `info` atomically: a crash leaves the old or the new, never a torn file.
+    /// Saves `info` atomically (written aside, then renamed): a server killed meanwhile
+    /// leaves the old or the new, never a torn file.
     func save(_ info: TusUploadInfo, id: String) throws {
         let data = try JSONEncoder().encode(info)
         let temporary = infoPath(id) + ".tmp"
@@ -61,7 +62,7 @@ struct TusStore: Sendable {
         guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot save an upload's state", errno: errno) }
         defer { close(descriptor) }
         try data.withUnsafeBytes { try DescriptorWrites.writeAll($0, to: descriptor, what: "saving an upload's state failed") }
-        guard fsync(descriptor) == 0, rename(temporary, infoPath(id)) == 0 else {
+        guard rename(temporary, infoPath(id)) == 0 else {
             throw ReceiverFailure.storing("saving an upload's state failed", errno: errno)
         }
     }
@@ -80,9 +81,9 @@ struct TusStore: Sendable {
     }
 
     /// Moves the complete data of `id` into the directory under a random name, with its
-    /// SHA-256, and records it; returns the info saved.
-    func complete(_ id: String, info: TusUploadInfo) throws -> TusUploadInfo {
-        let sha256 = try Self.sha256(ofFileAt: dataPath(id))
+    /// SHA-256 (`sha256`, or read from the file when nil), and records it; returns the info saved.
+    func complete(_ id: String, info: TusUploadInfo, sha256 known: String?) throws -> TusUploadInfo {
+        let sha256 = try known ?? Self.sha256(ofFileAt: dataPath(id))
         let storedName = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         guard chmod(dataPath(id), mode_t(fileMode)) == 0, rename(dataPath(id), directory + "/" + storedName) == 0 else {
             throw ReceiverFailure.storing("storing an upload failed", errno: errno)

@@ -96,3 +96,33 @@ final class UploadsSeen: @unchecked Sendable {
     func add(_ value: Int64) { lock.withLock { seen.append(value) } }
     var values: [Int64] { lock.withLock { seen } }
 }
+
+extension TusClientTests {
+    @Test("a file that changes while it is uploaded stops the upload with fileChanged: nothing mixed is sent")
+    func fileChangedMidUpload() async throws {
+        let directory = try SampleDirectory()
+        let uploads = try SampleDirectory()
+        let file = try directory.file("changing.bin", size: 6 << 20, seed: 2)
+        let error = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+            let uploader = TusUploader(chunkSize: 1 << 20, retry: .none, stateStore: ResumeStateStore(directory: directory.path + "/state"))
+            do {
+                _ = try await uploader.upload(fileAt: file, to: URL(string: "http://127.0.0.1:\(port)/files")!) { progress in
+                    if progress.acknowledged >= 1 << 20, let handle = FileHandle(forWritingAtPath: file) {
+                        handle.seekToEndOfFile()
+                        handle.write(Data([1]))
+                        handle.closeFile()
+                    }
+                }
+                return nil as ResumableUploadError?
+            } catch let error as ResumableUploadError {
+                return error
+            }
+        }
+        guard case .fileChanged(let path, _) = try #require(error) else {
+            Issue.record("expected fileChanged, got \(String(describing: error))")
+            return
+        }
+        #expect(path.hasSuffix("changing.bin"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }.isEmpty, "nothing was stored")
+    }
+}

@@ -87,19 +87,28 @@ struct TusReceiverTests {
             let socket = try #require(try RawSocket.connect(port: port))
             let partial = Array(head.utf8) + content[0..<sent]
             _ = partial.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            // While it runs, the offset grows as batches are written, and never passes what was sent.
             var seen: Int64 = 0
-            for _ in 0..<100 {
+            for _ in 0..<100 where seen <= 0 {
                 seen = try await offset(url) ?? -1
-                if seen == Int64(sent) { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            #expect(seen == Int64(sent), "while the stalled append holds 300 KiB, HEAD says \(seen)")
+            #expect(seen > 0 && seen <= Int64(sent), "while the stalled append holds 300 KiB, HEAD says \(seen)")
             let second = try await request("PATCH", url, body: Array(content[sent...]), headers: [HTTPField.Name("Upload-Offset")!: String(sent)])
             #expect(second.status == 423)
+            // Cut: every byte that arrived is written, and counts.
             close(socket)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(try await offset(url) == Int64(sent))
-            let wrong = try await request("PATCH", url, body: [1], headers: [HTTPField.Name("Upload-Offset")!: "0"])
+            for _ in 0..<100 where seen != Int64(sent) {
+                try await Task.sleep(for: .milliseconds(50))
+                seen = try await offset(url) ?? -1
+            }
+            #expect(seen == Int64(sent), "after the cut, HEAD says \(seen)")
+            // An append at a wrong offset: 409 (423 until the cut append has let go of the upload).
+            var wrong = try await request("PATCH", url, body: [1], headers: [HTTPField.Name("Upload-Offset")!: "0"])
+            for _ in 0..<100 where wrong.status == 423 {
+                try await Task.sleep(for: .milliseconds(50))
+                wrong = try await request("PATCH", url, body: [1], headers: [HTTPField.Name("Upload-Offset")!: "0"])
+            }
             #expect(wrong.status == 409)
             return url
         }
@@ -143,5 +152,50 @@ struct TusReceiverTests {
             #expect(try await request("HEAD", old).status == 410)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path + "/.tus").isEmpty)
+    }
+}
+
+/// `formpost serve` as a process of its own, killed with SIGKILL mid-upload.
+@Suite("Resumable uploads across a server killed mid-upload")
+struct TusServerKilledTests {
+    /// Starts `formpost serve` on `port` storing into `directory`; returns once it accepts.
+    func serve(port: Int, directory: String) throws -> ChildProcess {
+        let server = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", directory], stdout: .discard, stderr: .discard)
+        for _ in 0..<400 where !((try? RawSocket.connects(port: port)) ?? false) { usleep(25_000) }
+        return server
+    }
+
+    @Test("a server killed with SIGKILL during an append loses nothing it acknowledged; restarted, it completes the upload the client resumes")
+    func killedServer() async throws {
+        let directory = try SampleDirectory()
+        let uploads = try SampleDirectory()
+        let file = try directory.file("data.bin", size: 24 << 20, seed: 3)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let port = try freePort()
+        let state = ResumeStateStore(directory: directory.path + "/state")
+        let endpoint = URL(string: "http://127.0.0.1:\(port)/files")!
+        let acknowledged = UploadsSeen()
+        let first = try await offPool { try TusServerKilledTests().serve(port: port, directory: uploads.path) }
+        let uploader = TusUploader(chunkSize: 4 << 20, retry: .none, stateStore: state, options: UploadOptions(maxBytesPerSecond: 8 << 20))
+        let cut = Task {
+            try await uploader.upload(fileAt: file, to: endpoint) { progress in acknowledged.add(progress.acknowledged) }
+        }
+        // Kill the server once it has acknowledged 8 MiB, in the middle of the next append.
+        for _ in 0..<400 where (acknowledged.values.last ?? 0) < 8 << 20 { try await Task.sleep(for: .milliseconds(25)) }
+        try await Task.sleep(for: .milliseconds(200))
+        kill(first.pid, SIGKILL)
+        _ = try? first.finish()
+        await #expect(throws: (any Error).self) { _ = try await cut.value }
+        let acknowledgedBefore = acknowledged.values.max() ?? 0
+        #expect(acknowledgedBefore >= 8 << 20)
+
+        let second = try await offPool { try TusServerKilledTests().serve(port: port, directory: uploads.path) }
+        defer { second.stop() }
+        let resumed = try await TusUploader(chunkSize: 4 << 20, retry: .none, stateStore: state).upload(fileAt: file, to: endpoint)
+        #expect(resumed.resumedFrom >= acknowledgedBefore, "resumed from \(resumed.resumedFrom), after \(acknowledgedBefore) were acknowledged")
+        #expect(resumed.resumedFrom + resumed.bytesSent == 24 << 20)
+        let stored = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
+        #expect(stored.count == 1)
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + (stored.first ?? "")))) == expected)
     }
 }

@@ -46,18 +46,27 @@ async def downstream(reader, writer):
 
 async def handle(client_reader, client_writer):
     server_reader, server_writer = await asyncio.open_connection("127.0.0.1", TARGET)
-    back = asyncio.ensure_future(downstream(server_reader, client_writer))
-    cut = await upstream(client_reader, server_writer, True)
-    if cut:
-        back.cancel()
+    up = asyncio.ensure_future(upstream(client_reader, server_writer, True))
+    down = asyncio.ensure_future(downstream(server_reader, client_writer))
+    done, _ = await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)
+    if up in done and up.result():
+        # The cut: both connections end at once.
+        down.cancel()
         for writer in (server_writer, client_writer):
             writer.transport.abort()
         return
-    try:
-        server_writer.write_eof()
-    except (OSError, RuntimeError):
-        pass
-    await back
+    if up in done:
+        # The client is done sending: the server may still answer.
+        try:
+            server_writer.write_eof()
+        except (OSError, RuntimeError):
+            pass
+        await down
+    else:
+        # The server closed (an idle keep-alive connection, say): so does the client's, or
+        # a request sent on it later would wait for an answer forever.
+        up.cancel()
+    server_writer.close()
     client_writer.close()
 
 
