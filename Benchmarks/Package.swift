@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/vapor/multipart-kit.git", exact: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // The memmem(3) scan that `formpost-bench parse` measures the parser against.
@@ -26,6 +27,8 @@ let package = Package(
                 "CMemmemScan",
                 .product(name: "Multipart", package: "FormPost"),
                 .product(name: "FormPost", package: "FormPost"),
+                .product(name: "FormPostServer", package: "FormPost"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "MultipartKit", package: "multipart-kit"),

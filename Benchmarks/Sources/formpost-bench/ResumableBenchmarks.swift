@@ -1,0 +1,86 @@
+import FormPost
+import FormPostServer
+import Foundation
+import Logging
+import Multipart
+
+/// `formpost-bench resumable`: a file sent with tus (``TusUploader``, its default request
+/// size) against the same file sent as a plain multipart upload, both over loopback to
+/// one in-process receiver (`UploadServer` with its tus receiver), which stores both on
+/// disk — alternating. Then the cost of one resume: an upload cancelled halfway and run
+/// again (it resumes from the server's offset) against the uninterrupted uploads' median.
+struct ResumableBenchmarks {
+    let size: Int
+    let runs: Int
+    let directory: String
+
+    func run() async throws {
+        let source = directory + "/upload.bin"
+        try Filler.file(at: source, count: size)
+        defer { unlink(source) }
+        let stored = directory + "/stored"
+        var logger = Logger(label: "bench")
+        logger.logLevel = .critical
+        let configuration = ReceiverConfiguration(directory: stored, maxBodySize: 1 << 40, maxFileSize: 1 << 40)
+        let server = UploadServer(receiver: try UploadReceiver(configuration: configuration, logger: logger), port: 0, serverLogLevel: .critical,
+                                  tus: try TusReceiver(configuration: configuration, logger: logger))
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = try server.application { continuation.yield($0) }
+        let serving = Task { try await application.run() }
+        defer { serving.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw BenchmarkFailure("the receiver did not start") }
+
+        let client = FormPostClient()
+        var form = MultipartForm()
+        try form.append(name: "file", fileAt: source)
+        let plainURL = URL(string: "http://127.0.0.1:\(port)/upload")!
+        let tusURL = URL(string: "http://127.0.0.1:\(port)/files")!
+        let uploader = TusUploader(client: client, stateStore: ResumeStateStore(directory: directory + "/state"))
+        Measurement.resetPeakRSS()
+        let times = try await Measurement.alternate(runs: runs, ours: {
+            let result = try await uploader.upload(fileAt: source, to: tusURL)
+            guard result.bytesSent == Int64(size) else { throw BenchmarkFailure("tus sent \(result.bytesSent) of \(size) bytes") }
+            try clear(stored)
+        }, theirs: {
+            let response = try await client.upload(form, to: plainURL)
+            guard response.status == 200 else { throw BenchmarkFailure("the plain upload answered \(response.status)") }
+            try clear(stored)
+        })
+        BenchmarkResult(workload: "upload-tus", bytes: Int64(size), ours: times.ours, reference: "plain multipart upload", theirs: times.theirs,
+                        peakRSS: Measurement.peakRSS()).printLine()
+
+        var resumed: [Double] = []
+        for _ in 0..<runs {
+            resumed.append(try await Measurement.time {
+                let half = Int64(size / 2)
+                let first = Task {
+                    try await uploader.upload(fileAt: source, to: tusURL) { progress in
+                        if progress.sent >= half { withUnsafeCurrentTask { $0?.cancel() } }
+                    }
+                }
+                _ = try? await first.value
+                let result = try await uploader.upload(fileAt: source, to: tusURL)
+                guard result.resumedFrom > 0, result.resumedFrom + result.bytesSent == Int64(size) else {
+                    throw BenchmarkFailure("the second run resumed from \(result.resumedFrom) and sent \(result.bytesSent)")
+                }
+            })
+            try clear(stored)
+        }
+        let uninterrupted = Measurement.median(times.ours)
+        FileHandle.standardError.write(Data("upload-tus-resume: one resume costs \(String(format: "%.3f", Measurement.median(resumed) - uninterrupted)) s (median \(String(format: "%.3f", Measurement.median(resumed))) s cut and resumed, \(String(format: "%.3f", uninterrupted)) s uninterrupted)\n".utf8))
+        BenchmarkResult(workload: "upload-tus-resume", bytes: Int64(size), ours: resumed, reference: "uninterrupted tus upload", theirs: times.ours,
+                        peakRSS: Measurement.peakRSS()).printLine()
+    }
+
+    /// Removes what the receiver stored.
+    private func clear(_ stored: String) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: stored) where !name.hasPrefix(".") {
+            try FileManager.default.removeItem(atPath: stored + "/" + name)
+        }
+        let state = stored + "/.tus"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: state)) ?? [] {
+            try FileManager.default.removeItem(atPath: state + "/" + name)
+        }
+    }
+}
