@@ -123,8 +123,11 @@ public struct TusReceiver: Sendable {
         if let metadata, TusMetadata.parse(metadata) == nil { throw TusFailure(.badRequest, "Upload-Metadata is not a list of keys and base64 values") }
         let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970)
         let store = self.store
-        removeExpired()
-        let id = try await threadPool.runIfActive { try store.create(info) }
+        let receiver = self
+        let id = try await threadPool.runIfActive {
+            receiver.removeExpired()
+            return try store.create(info)
+        }
         if length == 0 {
             _ = try await threadPool.runIfActive { try store.complete(id, info: info, sha256: nil) }
         }
@@ -252,7 +255,8 @@ public struct TusReceiver: Sendable {
         }
     }
 
-    /// Removes uploads older than ``expiry`` (a completed one's file stays).
+    /// Removes uploads older than ``expiry`` (a completed one's file stays). It blocks on
+    /// the file system: at start, or on NIO's thread pool.
     private func removeExpired() {
         let limit = Date().timeIntervalSince1970 - Double(expiry.components.seconds)
         for id in store.ids() {

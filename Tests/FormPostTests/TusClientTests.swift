@@ -68,8 +68,11 @@ struct TusClientTests {
             let url = "http://127.0.0.1:\(port)/files"
             let arguments = ["--resumable", "tus", "--chunk-size", "8M", "-T", file, url, "--json", "-s"]
             let first = try await offPool { () -> Int32 in
-                let child = try ChildProcess("env", [stateHome, formpostBinary, "--limit-rate", "16M"] + arguments, stdout: .discard, stderr: .discard)
-                Thread.sleep(forTimeInterval: 1.2)
+                let child = try ChildProcess("env", [stateHome, formpostBinary, "--limit-rate", "8M"] + arguments, stdout: .discard, stderr: .discard)
+                // Once the upload exists (its URL kept) and a second of bytes has gone: SIGKILL.
+                let state = directory.path + "/state/formpost"
+                for _ in 0..<1200 where ((try? FileManager.default.contentsOfDirectory(atPath: state)) ?? []).isEmpty { usleep(50_000) }
+                Thread.sleep(forTimeInterval: 1)
                 kill(child.pid, SIGKILL)
                 return try child.finish().status
             }

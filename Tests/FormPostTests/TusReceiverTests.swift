@@ -128,7 +128,7 @@ struct TusReceiverTests {
     @Test("the protocol's refusals: 412 without Tus-Resumable, 413 over the size limit, 415, 404, 410 once expired, and DELETE")
     func refusals() async throws {
         let uploads = try SampleDirectory()
-        try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(1)) { port in
+        try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let options = try await client.send(nil, to: URL(string: base + "/files")!, method: RequestMethod(rawValue: "OPTIONS"))
             #expect(options.status == 204 && options.headers[HTTPField.Name("Tus-Version")!] == "1.0.0")
@@ -147,7 +147,10 @@ struct TusReceiverTests {
             #expect(tooLong.status == 413)
             #expect(try await request("DELETE", url).status == 204)
             #expect(try await request("HEAD", url).status == 404)
-            let old = try await create(base, length: 10)
+        }
+        // With uploads kept for a second only:
+        try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(1)) { port in
+            let old = try await create("http://127.0.0.1:\(port)", length: 10)
             try await Task.sleep(for: .milliseconds(2100))
             #expect(try await request("HEAD", old).status == 410)
         }
