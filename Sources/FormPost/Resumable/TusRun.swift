@@ -13,6 +13,11 @@ final class TusRun {
     private var entry: ResumeEntry
     private var chunkSize: Int64
     private var failures = 0
+    /// 409s and 423s in a row: the server is still finishing an earlier append (of a run
+    /// that was killed, say) or knows another offset. They are waited out, not retried.
+    private var conflicts = 0
+    /// The most 409s and 423s in a row, 250 ms apart, before the upload stops.
+    private static let maxConflicts = 120
     private var resumedFrom: Int64 = 0
 
     /// How an upload kept from an earlier run stands on the server.
@@ -51,6 +56,15 @@ final class TusRun {
                 continue
             }
             last = response
+            if response.status == 409 || response.status == 423 {
+                conflicts += 1
+                guard conflicts <= Self.maxConflicts else {
+                    throw ResumableUploadError.unexpectedStatus(response.status, during: "an append at \(start), \(conflicts) times in a row", bodyPrefix: response.bodyPrefix)
+                }
+                try await Task.sleep(for: .milliseconds(250))
+                offset = try await serverOffset(url)
+                continue
+            }
             guard response.status == 204 || response.status == 200,
                   let reached = response.headers[.uploadOffset].flatMap(Int64.init), reached > start, reached <= length else {
                 try check(response, during: "an append at \(start)", url: url)
@@ -59,6 +73,7 @@ final class TusRun {
             }
             offset = reached
             failures = 0
+            conflicts = 0
             report(acknowledged: offset, sent: offset)
         }
         uploader.stateStore?.remove(matching: entry)
@@ -122,16 +137,22 @@ final class TusRun {
     /// halves the requests when the failure gained nothing; returns the server's offset.
     private func offsetAfterFailure(_ reason: String, url: URL, offset: Int64) async throws -> Int64 {
         try await backOff(reason)
+        let reached = try await serverOffset(url)
+        if reached <= offset { chunkSize = max(chunkSize / 2, TusUploader.minimumChunkSize) }
+        return reached
+    }
+
+    /// The upload's offset as the server says (`HEAD`), reported as acknowledged.
+    private func serverOffset(_ url: URL) async throws -> Int64 {
         let reached: Int64 = try await retrying {
             let head = try await self.request(.head, url)
-            try self.check(head, during: "HEAD after a failed append", url: url)
+            try self.check(head, during: "HEAD of the upload", url: url)
             guard head.status == 200, let reached = head.headers[.uploadOffset].flatMap(Int64.init), reached <= self.length else {
-                try await self.backOff("the server answered \(head.status) to HEAD after a failed append")
+                try await self.backOff("the server answered \(head.status) to HEAD")
                 return nil
             }
             return reached
         }
-        if reached <= offset { chunkSize = max(chunkSize / 2, TusUploader.minimumChunkSize) }
         report(acknowledged: reached, sent: reached)
         return reached
     }

@@ -6,7 +6,9 @@ import Multipart
 /// a 5xx never means starting over. After a failed request it asks the server for the
 /// offset (`HEAD`) and goes on from there, backing off as ``retry`` says; when a retry
 /// gained nothing (a server that keeps nothing of a cut request) the next requests are
-/// halved, down to 1 MiB. The upload URL is kept in ``stateStore``, so that running the
+/// halved, down to 1 MiB. A 409 or 423 (the server still finishing an append, of a run
+/// that was killed say) is waited out for up to 30 s without counting as a failure. The
+/// upload URL is kept in ``stateStore``, so that running the
 /// same upload again after a crash resumes it; a stale entry (404 or 410) starts anew.
 ///
 ///     let result = try await TusUploader().upload(fileAt: "big.iso", to: URL(string: "https://example.com/files")!)
