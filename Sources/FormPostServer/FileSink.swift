@@ -14,10 +14,10 @@ import NIOPosix
 /// it goes, and gives it its final name and mode only once complete. The final name is
 /// random; nothing of the client's filename is ever part of a path.
 ///
-/// The buffers received (slices of the connection's own, not copies) are gathered into
-/// batches of ``batchSize`` and every file operation (open, write, mode, rename) runs on
-/// NIO's thread pool: a slow or stalled disk blocks one of its
-/// threads, never the Swift concurrency pool that every request's handler needs.
+/// The buffers received (slices of the connection's own, not copies) are written in
+/// batches by a ``BatchedFileWriter``, and every file operation (open, write, mode, rename)
+/// runs on NIO's thread pool: a slow or stalled disk blocks one of its threads, never the
+/// Swift concurrency pool that every request's handler needs.
 package struct FileSink {
     let directory: String
     let storedName: String
@@ -26,16 +26,11 @@ package struct FileSink {
     private let mode: UInt16
     private let threadPool: NIOThreadPool
     private var hasher = SHA256()
-    private var pending: [ByteBuffer] = []
-    private var pendingBytes = 0
+    private var writer: BatchedFileWriter
     private(set) var size: Int64 = 0
 
     /// The prefix of files being written; ``UploadReceiver`` sweeps stale ones at start.
     static let partialPrefix = ".partial-"
-
-    /// How many bytes are gathered before one write: few system calls and thread hops, and a
-    /// bounded amount held per upload.
-    package static let batchSize = 256 * 1024
 
     /// Creates the partial file of a new upload in `directory`.
     static func create(directory: String, mode: UInt16, threadPool: NIOThreadPool = .singleton) async throws -> FileSink {
@@ -58,33 +53,21 @@ package struct FileSink {
         self.storedName = storedName
         self.mode = mode
         self.threadPool = threadPool
+        self.writer = BatchedFileWriter(descriptor: descriptor, threadPool: threadPool)
     }
 
     /// Takes `bytes` (keeping the buffer, not a copy); writes once a batch is full.
     package mutating func write(_ bytes: ByteBuffer) async throws {
         bytes.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
         size += Int64(bytes.readableBytes)
-        pending.append(bytes)
-        pendingBytes += bytes.readableBytes
-        if pendingBytes >= Self.batchSize { try await flush() }
-    }
-
-    private mutating func flush() async throws {
-        guard !pending.isEmpty else { return }
-        let batch = pending
-        pending.removeAll(keepingCapacity: true)
-        pendingBytes = 0
-        let descriptor = self.descriptor
-        try await threadPool.runIfActive {
-            for buffer in batch { try buffer.withUnsafeReadableBytes { try DescriptorWrites.writeAll($0, to: descriptor) } }
-        }
+        try await writer.write(bytes)
     }
 
     /// Writes what is left, closes the file and moves it to its final name; returns its
     /// SHA-256 in hexadecimal. On failure the partial file is removed.
     package mutating func complete() async throws -> String {
         do {
-            try await flush()
+            try await writer.flush()
         } catch {
             discard()
             throw error

@@ -184,17 +184,8 @@ public struct TusReceiver: Sendable {
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
         var written = offset
         var hasher = digests.take(id, at: offset)
-        var batch: [ByteBuffer] = []
-        var batched = 0
+        var writer = BatchedFileWriter(descriptor: descriptor, threadPool: threadPool)
         var tooLong = false
-        func flush() async throws {
-            let buffers = batch
-            batch.removeAll(keepingCapacity: true)
-            batched = 0
-            try await threadPool.runIfActive {
-                for buffer in buffers { try buffer.withUnsafeReadableBytes { try DescriptorWrites.writeAll($0, to: descriptor) } }
-            }
-        }
         do {
             do {
                 for try await var buffer in request.body {
@@ -205,9 +196,7 @@ public struct TusReceiver: Sendable {
                     }
                     written += Int64(buffer.readableBytes)
                     buffer.withUnsafeReadableBytes { hasher?.update(bufferPointer: $0) }
-                    batched += buffer.readableBytes
-                    batch.append(buffer)
-                    if batched >= FileSink.batchSize { try await flush() }
+                    try await writer.write(buffer)
                     if tooLong { break }
                 }
             } catch let error as ReceiverFailure {
@@ -216,7 +205,7 @@ public struct TusReceiver: Sendable {
                 // The client went away: what it sent is kept, and counts.
                 logger.notice("PATCH \(request.uri.path) cut at \(written) bytes: \(error)")
             }
-            try await flush()
+            try await writer.flush()
         } catch {
             try? await threadPool.runIfActive { _ = close(descriptor) }
             throw error
