@@ -17,8 +17,10 @@ import Foundation
 ///     hi\r\n
 ///     --B--\r\n
 public struct MultipartForm: Sendable {
-    /// The boundary; a random one may be replaced when appended content contains its delimiter.
-    public private(set) var boundary: Boundary
+    /// The boundary; a random one may be replaced when appended content contains its
+    /// delimiter. Setting it changes only the delimiter lines of the body (a resumed upload
+    /// sets the one of the run it resumes, ``Boundary/init(resuming:)``, to produce the same bytes).
+    public var boundary: Boundary
     /// The parts, in the order appended.
     public private(set) var parts: [Part] = []
 

@@ -15,7 +15,7 @@ public struct Boundary: Equatable, Hashable, Sendable, CustomStringConvertible {
     public static func random() -> Boundary {
         var generator = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef".utf8)
-        var text = Array("formpost-".utf8)
+        var text = Array(randomPrefix.utf8)
         for _ in 0..<2 {
             var word = generator.next() as UInt64
             for _ in 0..<16 {
@@ -47,6 +47,23 @@ public struct Boundary: Equatable, Hashable, Sendable, CustomStringConvertible {
         }
         self.init(unchecked: value, isRandom: false)
     }
+
+    /// A boundary recorded from an earlier form, to produce that form's bytes again (an
+    /// upload resumed by another run of a process). One of the shape of ``random()`` counts
+    /// as random again; any other is checked as ``init(_:)`` checks it.
+    ///
+    /// - Throws: ``MultipartError/invalidBoundary(_:reason:)``.
+    public init(resuming value: String) throws {
+        let digits = value.utf8.dropFirst(Self.randomPrefix.utf8.count)
+        if value.hasPrefix(Self.randomPrefix), digits.count == 32,
+           digits.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) {
+            self.init(unchecked: value, isRandom: true)
+        } else {
+            try self.init(value)
+        }
+    }
+
+    private static let randomPrefix = "formpost-"
 
     init(unchecked value: String, isRandom: Bool) {
         self.value = value
