@@ -19,14 +19,26 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         .target(name: "CMultipartSystem"),
         .target(name: "Multipart", dependencies: ["CMultipartSystem"]),
+        // What the resumable-upload client and receiver share: field names and values of
+        // tus 1.0 and of the IETF draft (structured fields), limits, metadata. Not a product.
+        .target(
+            name: "ResumableHTTP",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+            ]
+        ),
         .target(
             name: "FormPost",
             dependencies: [
-                "Multipart",
+                "Multipart", "ResumableHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -38,7 +50,8 @@ let package = Package(
         .target(
             name: "FormPostServer",
             dependencies: [
-                "Multipart",
+                "Multipart", "ResumableHTTP",
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
