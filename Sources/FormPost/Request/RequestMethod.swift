@@ -13,6 +13,7 @@ public struct RequestMethod: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let put: RequestMethod = "PUT"
     public static let patch: RequestMethod = "PATCH"
     public static let delete: RequestMethod = "DELETE"
+    public static let options: RequestMethod = "OPTIONS"
 
     public var description: String { rawValue }
 }

@@ -1,22 +1,36 @@
 import Foundation
 import HTTPTypes
 import Multipart
+import ResumableHTTP
 
-/// Uploads a file with tus 1.0 (core protocol and creation): a cut connection, a timeout or
-/// a 5xx never means starting over. After a failed request it asks the server for the
-/// offset (`HEAD`) and goes on from there, backing off as ``retry`` says; when a retry
-/// gained nothing (a server that keeps nothing of a cut request) the next requests are
-/// halved, down to 1 MiB. A 409 or 423 (the server still finishing an append, of a run
-/// that was killed say) is waited out for up to 30 s without counting as a failure. The
-/// upload URL is kept in ``stateStore``, so that running the
-/// same upload again after a crash resumes it; a stale entry (404 or 410) starts anew.
+/// Uploads a file with tus 1.0 (core protocol, creation, checksum, termination): a cut
+/// connection, a stalled request, a timeout or a 5xx never means starting over. After a
+/// failed request it asks the server for the offset (`HEAD`) and goes on from there,
+/// backing off as ``retry`` says; when a retry gained nothing (a server that keeps nothing
+/// of a cut request) the next requests are halved, down to 1 MiB. A 409 or 423 (the server
+/// still finishing an append, of a run that was killed say) is waited out for up to 30 s
+/// without counting as a failure. The upload URL is kept in ``stateStore``, so that
+/// running the same upload again after a crash resumes it; a stale entry (404 or 410)
+/// starts anew.
 ///
 ///     let result = try await TusUploader().upload(fileAt: "big.iso", to: URL(string: "https://example.com/files")!)
 ///     print(result.uploadURL, result.resumedFrom, result.bytesSent)
 ///
+/// The exchange, for `hi.txt` holding `hello`, sent in one request with `checksums` on:
+///
+///     OPTIONS /files                      → 204, Tus-Extension: creation,checksum, Tus-Checksum-Algorithm: sha1,sha256
+///     POST /files                         → 201, Location: /files/24e5…
+///       Tus-Resumable: 1.0.0
+///       Upload-Length: 5
+///       Upload-Metadata: filename aGkudHh0,filetype dGV4dC9wbGFpbg==
+///     PATCH /files/24e5…                  → 204, Upload-Offset: 5
+///       Content-Type: application/offset+octet-stream
+///       Upload-Offset: 0
+///       Upload-Checksum: sha256 LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=
+///
 /// A file that changes (size or modification time) since the upload began is an error,
 /// never a mixed upload. Each request's body is the file's next range, read from its
-/// place: nothing already sent is read again.
+/// place: nothing already sent is read again (but for its checksum, read just before).
 public struct TusUploader: Sendable {
     /// The client that sends every request (its transport, TLS, proxy and headers).
     public var client: FormPostClient
@@ -29,15 +43,27 @@ public struct TusUploader: Sendable {
     /// The options of each request: rate limit, time limit, … (its retry policy is not
     /// used: ``retry`` governs).
     public var options: UploadOptions
+    /// Whether appends carry a checksum when the server verifies one (tus's checksum
+    /// extension): SHA-256 if offered, else SHA-1. A server that verifies it appends
+    /// nothing of a request whose content does not match — nor of one that was cut. Off by
+    /// default, as in tus's other clients: TCP and TLS already guard the bytes in transit,
+    /// and each byte then costs two more SHA-256 passes, one here and one at the server
+    /// (`formpost-bench resumable` measures it).
+    public var checksums: Bool
+    /// How long a request may make no progress (no byte sent, no answer) before it counts
+    /// as failed: the upload then asks for the offset and goes on.
+    public var stallTimeout: Duration
 
     /// The smallest request a stalled upload is cut down to.
     public static let minimumChunkSize: Int64 = 1 << 20
     /// The protocol version spoken.
     public static let version = "1.0.0"
 
-    /// An uploader; by default 64 MiB per request, 5 retries in a row, and the user's store.
+    /// An uploader; by default 64 MiB per request, 5 retries in a row, no checksums, 60 s
+    /// without progress for a stalled request, and the user's store.
     public init(client: FormPostClient = FormPostClient(), chunkSize: Int64 = 64 << 20, retry: RetryPolicy = RetryPolicy(maxRetries: 5),
-                stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions()) {
+                stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions(), checksums: Bool = false,
+                stallTimeout: Duration = .seconds(60)) {
         self.client = client
         var options = options
         options.retry = .none
@@ -45,6 +71,8 @@ public struct TusUploader: Sendable {
         self.chunkSize = max(chunkSize, 1)
         self.retry = retry
         self.stateStore = stateStore
+        self.checksums = checksums
+        self.stallTimeout = stallTimeout
     }
 
     /// Uploads the file at `path` to the tus creation endpoint `endpoint`, or goes on with
@@ -54,24 +82,40 @@ public struct TusUploader: Sendable {
     /// - Throws: ``ResumableUploadError``, or the file's errors when it cannot be read.
     public func upload(fileAt path: String, to endpoint: URL, metadata: [String: String] = [:], headers: HTTPFields = [:],
                        progress: (@Sendable (ResumableProgress) -> Void)? = nil) async throws -> ResumableUploadResult {
-        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-        let plan = try RequestBody.file(path: absolute).plan
-        let length = plan.contentLength ?? 0
-        let modified = ((try? FileManager.default.attributesOfItem(atPath: absolute))?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let file = try ResumableFile(path: path)
         var fullMetadata = metadata
-        fullMetadata["filename"] = fullMetadata["filename"] ?? (absolute as NSString).lastPathComponent
-        fullMetadata["filetype"] = fullMetadata["filetype"] ?? MIMEType.forFilename(absolute)
-        let run = TusRun(uploader: self, plan: plan, length: length, headers: headers, progress: progress,
-                         entry: ResumeEntry(uploadURL: "", path: absolute, size: length, modified: modified,
-                                            endpoint: endpoint.absoluteString, protocolName: "tus"))
-        return try await run.perform(endpoint: endpoint, metadata: fullMetadata)
+        fullMetadata["filename"] = fullMetadata["filename"] ?? file.name
+        fullMetadata["filetype"] = fullMetadata["filetype"] ?? MIMEType.forFilename(file.path)
+        let run = ResumableRun(exchange: TusExchange(metadata: fullMetadata, checksums: checksums), sender: sender(headers: headers),
+                               plan: file.body.plan, retry: retry, stateStore: stateStore, chunkSize: chunkSize,
+                               minimumChunkSize: Self.minimumChunkSize, entry: file.entry(endpoint: endpoint, protocolName: "tus"), progress: progress)
+        return try await run.perform(endpoint: endpoint)
     }
-}
 
-extension HTTPField.Name {
-    static let tusResumable = Self("Tus-Resumable")!
-    static let tusVersion = Self("Tus-Version")!
-    static let uploadOffset = Self("Upload-Offset")!
-    static let uploadLength = Self("Upload-Length")!
-    static let uploadMetadata = Self("Upload-Metadata")!
+    /// Ends the upload at `uploadURL` on the server (tus's termination: `DELETE`); an
+    /// upload already gone (404, 410) counts as ended.
+    ///
+    /// - Throws: ``ResumableUploadError/unexpectedStatus(_:during:bodyPrefix:)`` for another
+    ///   answer than 2xx, 404 or 410; transport errors.
+    public func terminate(_ uploadURL: URL, headers: HTTPFields = [:]) async throws {
+        let answer = try await sender(headers: headers).send(.delete, uploadURL)
+        guard (200..<300).contains(answer.status) || answer.status == 404 || answer.status == 410 else {
+            throw ResumableUploadError.unexpectedStatus(answer.status, during: "the termination of \(uploadURL.absoluteString)", bodyPrefix: answer.bodyPrefix)
+        }
+    }
+
+    /// Ends the upload of the file at `path` to `endpoint` that an earlier run left
+    /// unfinished, and forgets it: the next upload of the file starts anew. Returns the
+    /// upload's URL, or nil when none was kept.
+    public func abandonUpload(fileAt path: String, to endpoint: URL, headers: HTTPFields = [:]) async throws -> URL? {
+        let entry = try ResumableFile(path: path).entry(endpoint: endpoint, protocolName: "tus")
+        guard let kept = stateStore?.load(matching: entry), let url = URL(string: kept.uploadURL) else { return nil }
+        try await terminate(url, headers: headers)
+        stateStore?.remove(matching: entry)
+        return url
+    }
+
+    private func sender(headers: HTTPFields) -> ResumableRequestSender {
+        ResumableRequestSender(client: client, options: options, headers: headers, protocolFields: [.tusResumable: Self.version], stallLimit: stallTimeout)
+    }
 }

@@ -1,0 +1,54 @@
+import Synchronization
+
+/// Fails a request that makes no progress for ``limit``: no byte of its body sent and no
+/// answer. A server that stops reading, or a connection that died without a reset, then
+/// counts as a failed request (the upload asks for the offset and goes on) instead of
+/// holding the upload forever. Once the whole body is sent, the answer may take
+/// ``answerLimit``: a server may have much to do with the last bytes of an upload (parse a
+/// whole form).
+final class StallWatch: Sendable {
+    /// How long a request may make no progress while its body is sent.
+    let limit: Duration
+    /// How long the answer may take once the body is all sent.
+    let answerLimit: Duration
+    private let state = Mutex((lastProgress: ContinuousClock.now, bodySent: false))
+
+    init(limit: Duration) {
+        self.limit = limit
+        self.answerLimit = limit * 5
+    }
+
+    /// Notes progress: the stall's clock starts again; `bodySent` once the body is all sent.
+    func touch(bodySent: Bool = false) {
+        state.withLock { $0 = (.now, $0.bodySent || bodySent) }
+    }
+
+    /// Runs `operation`; throws ``RequestStalled`` (and cancels it) once it has made no
+    /// progress for ``limit``.
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        touch()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                let step = min(self.limit / 4, .seconds(1))
+                while true {
+                    try await Task.sleep(for: step)
+                    let (last, bodySent) = self.state.withLock { $0 }
+                    let limit = bodySent ? self.answerLimit : self.limit
+                    if last.duration(to: .now) >= limit { throw RequestStalled(limit: limit) }
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let result { return result }
+            }
+            throw CancellationError()
+        }
+    }
+}
+
+/// A request that made no progress for `limit`.
+struct RequestStalled: Error, CustomStringConvertible {
+    let limit: Duration
+    var description: String { "the request made no progress for \(limit)" }
+}
