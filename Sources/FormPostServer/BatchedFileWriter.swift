@@ -28,15 +28,24 @@ struct BatchedFileWriter {
         if pendingBytes >= Self.batchSize { try await flush() }
     }
 
-    /// Writes what is gathered.
+    /// Writes what is gathered — also when the task was cancelled (its request went away):
+    /// what was received is kept.
     mutating func flush() async throws {
         guard !pending.isEmpty else { return }
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         pendingBytes = 0
-        let descriptor = self.descriptor
-        try await threadPool.runIfActive {
-            for buffer in batch { try buffer.withUnsafeReadableBytes { try DescriptorWrites.writeAll($0, to: descriptor) } }
+        let (descriptor, threadPool) = (self.descriptor, self.threadPool)
+        let write: @Sendable () async throws -> Void = {
+            try await threadPool.runIfActive {
+                for buffer in batch { try buffer.withUnsafeReadableBytes { try DescriptorWrites.writeAll($0, to: descriptor) } }
+            }
+        }
+        if Task.isCancelled {
+            // A task of its own, which the cancellation does not reach.
+            try await Task { try await write() }.value
+        } else {
+            try await write()
         }
     }
 }

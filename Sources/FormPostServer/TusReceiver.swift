@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -12,15 +13,18 @@ import Logging
 import Multipart
 import NIOCore
 import NIOPosix
+import ResumableHTTP
 
 /// Receives resumable uploads with tus 1.0 (core protocol, creation, termination,
-/// expiration) under ``basePath``: `POST` creates an upload, `HEAD` tells its offset,
-/// `PATCH` appends at that offset, `DELETE` ends it, `OPTIONS` says what the server
+/// expiration, checksum) under ``basePath``: `POST` creates an upload, `HEAD` tells its
+/// offset, `PATCH` appends at that offset, `DELETE` ends it, `OPTIONS` says what the server
 /// supports, and `GET` on an upload answers its state and, once complete, the stored file
 /// as in a ``Receipt``.
 ///
 /// Every byte written to the upload's file counts, also from a request that was cut: a
-/// client asks for the offset and goes on from there. State lives in files, so uploads
+/// client asks for the offset and goes on from there — unless the append carries an
+/// `Upload-Checksum` (SHA-1 or SHA-256): then nothing of it counts unless all of it
+/// arrived and matches (460 otherwise). State lives in files, so uploads
 /// survive a restart of the server, or its being killed; as with multipart uploads,
 /// nothing is forced to the disk (`fsync`), so a crash of the machine itself may lose
 /// what the page cache held. Two appends to one upload never interleave (the second answers 423). An
@@ -32,30 +36,41 @@ public struct TusReceiver: Sendable {
     public let basePath: String
     /// The largest upload, in bytes (`Tus-Max-Size`); larger ones answer 413.
     public let maxSize: Int64
+    /// The most uploads in progress at once; past it, creation answers 503.
+    public let maxUploadsInProgress: Int
     /// How long an upload is kept after it began.
     public let expiry: Duration
-    let store: TusStore
-    let locks = TusLocks()
-    let digests = TusDigests()
+    let store: UploadStore
+    let locks = UploadLocks()
+    let digests = RunningDigests()
+    let unverified = UnverifiedAppends()
     let logger: Logger
+    private let lifetime: UploadExpiry
     private let threadPool: NIOThreadPool
 
     /// The protocol version spoken.
     public static let version = "1.0.0"
     /// The extensions supported.
-    public static let extensions = "creation,termination,expiration"
+    public static let extensions = "creation,termination,expiration,checksum"
+    /// The checksum algorithms verified.
+    public static let checksumAlgorithms = "sha1,sha256"
 
     /// A receiver storing completed files in `configuration.directory` (uploads in progress
     /// under its `.tus/`), at most `configuration.maxFileSize` each; uploads older than
-    /// `expiry` are removed now and whenever an upload is created.
+    /// `expiry` are removed now and, at most every 10 s, when an upload is created.
+    ///
+    /// - Throws: ``ReceiverSetupError`` for a base path that is not below `/`; file-system
+    ///   errors when the directory cannot be made.
     public init(configuration: ReceiverConfiguration, basePath: String = "/files", expiry: Duration = .seconds(86_400),
                 logger: Logger = Logger(label: "formpost.tus")) throws {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
-        self.basePath = basePath.hasSuffix("/") ? String(basePath.dropLast()) : basePath
+        self.basePath = try ReceiverSetupError.checked(basePath)
         self.maxSize = configuration.maxFileSize
+        self.maxUploadsInProgress = configuration.maxUploadsInProgress
         self.expiry = expiry
-        self.store = try TusStore(directory: configuration.directory, fileMode: configuration.storedFileMode)
+        self.store = try UploadStore(directory: configuration.directory, stateName: ".tus", fileMode: configuration.storedFileMode)
         self.logger = logger
+        self.lifetime = UploadExpiry(lifetime: expiry)
         self.threadPool = .singleton
         removeExpired()
     }
@@ -72,6 +87,7 @@ public struct TusReceiver: Sendable {
             response = try await route(request)
         } catch let failure as TusFailure {
             response = Self.answer(failure.status, message: failure.message)
+            if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
         } catch ReceiverFailure.insufficientStorage(let detail) {
             logger.error("\(request.method) \(request.uri.path): \(detail)")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
@@ -88,7 +104,7 @@ public struct TusReceiver: Sendable {
         if request.method == .options {
             return Response(status: .noContent, headers: [
                 .tusVersion: Self.version, .tusExtension: Self.extensions,
-                .tusMaxSize: String(maxSize),
+                .tusMaxSize: String(maxSize), .tusChecksumAlgorithm: Self.checksumAlgorithms,
             ])
         }
         guard request.headers[.tusResumable] == Self.version else {
@@ -101,7 +117,7 @@ public struct TusReceiver: Sendable {
             guard request.method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
             return try await create(request)
         }
-        guard TusStore.isValidID(rest) else { throw TusFailure(.notFound, "no such upload") }
+        guard UploadStore.isValidID(rest) else { throw TusFailure(.notFound, "no such upload") }
         let id = String(rest)
         switch request.method {
         case .head: return try await head(id)
@@ -124,21 +140,29 @@ public struct TusReceiver: Sendable {
         let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970)
         let store = self.store
         let receiver = self
-        let id = try await threadPool.runIfActive {
+        let most = maxUploadsInProgress
+        let id: String = try await threadPool.runIfActive {
             receiver.removeExpired()
+            guard store.inProgressCount() < most else { throw TusFailure(.serviceUnavailable, "\(most) uploads are in progress: try again later") }
             return try store.create(info)
         }
         if length == 0 {
-            _ = try await threadPool.runIfActive { try store.complete(id, info: info, sha256: nil) }
+            _ = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: nil) }
         }
-        return Response(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expires(info)])
+        return Response(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
     }
 
     private func head(_ id: String) async throws -> Response {
         let (info, offset) = try await current(id)
+        if info.file == nil, offset == info.length, let token = locks.acquire(id) {
+            // Every byte is there but an earlier attempt could not store it: the client
+            // that reads this offset takes the upload for done, so it is stored first.
+            defer { locks.release(id, token: token) }
+            try await completeNow(id, info: info, digest: digests.take(id, at: offset))
+        }
         var headers: HTTPFields = [
             .uploadOffset: String(offset), .uploadLength: String(info.length),
-            .cacheControl: "no-store", .uploadExpires: expires(info),
+            .cacheControl: "no-store", .uploadExpires: lifetime.httpDate(created: info.created),
         ]
         if let metadata = info.metadata { headers[.uploadMetadata] = metadata }
         return Response(status: .ok, headers: headers)
@@ -154,17 +178,17 @@ public struct TusReceiver: Sendable {
     }
 
     private func delete(_ id: String) async throws -> Response {
-        _ = try await current(id)
-        guard locks.acquire(id) else { throw TusFailure(.locked, "the upload is being appended to") }
-        defer { locks.release(id) }
+        let (info, _) = try await current(id)
+        guard let token = locks.acquire(id) else { throw TusFailure(.locked, "the upload is being appended to") }
+        defer { locks.release(id, token: token) }
         let store = self.store
-        try await threadPool.runIfActive { store.remove(id, storedFile: true) }
+        try await threadPool.runIfActive { store.remove(id, storedFile: info.file?.storedAs) }
         digests.remove(id)
         return Response(status: .noContent)
     }
 
     /// Appends the request's body at the upload's offset; bytes that reached the disk stay
-    /// when the request is cut.
+    /// when the request is cut, unless it carries a checksum.
     private func append(_ request: Request, id: String) async throws -> Response {
         guard request.headers[.contentType]?.lowercased() == "application/offset+octet-stream" else {
             throw TusFailure(.unsupportedMediaType, "an append's Content-Type is application/offset+octet-stream")
@@ -172,58 +196,95 @@ public struct TusReceiver: Sendable {
         guard let offsetText = request.headers[.uploadOffset], let claimed = Int64(offsetText) else {
             throw TusFailure(.badRequest, "Upload-Offset is missing")
         }
-        guard locks.acquire(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
-        defer { locks.release(id) }
+        let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
+        guard let token = locks.acquire(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
+        defer { locks.release(id, token: token) }
         let (info, offset) = try await current(id)
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
-        if let declared = request.headers[.contentLength].flatMap(Int64.init), offset + declared > info.length {
-            throw TusFailure(.contentTooLarge, "\(declared) bytes at offset \(offset) exceed Upload-Length \(info.length)")
+        if let declared = request.headers[.contentLength].flatMap(Int64.init) {
+            guard declared >= 0 else { throw TusFailure(.badRequest, "Content-Length is negative") }
+            if declared > info.length - offset {
+                throw TusFailure(.contentTooLarge, "\(declared) bytes at offset \(offset) exceed Upload-Length \(info.length)")
+            }
         }
         let store = self.store
-        guard offset < info.length else { return appended(info.length, info: info) }
+        guard offset < info.length else {
+            // Every byte is there: store it now if an earlier attempt could not.
+            if info.file == nil { try await completeNow(id, info: info, digest: digests.take(id, at: offset)) }
+            return appended(info.length, info: info)
+        }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
-        var written = offset
-        var hasher = digests.take(id, at: offset)
-        var writer = BatchedFileWriter(descriptor: descriptor, threadPool: threadPool)
-        var tooLong = false
+        let before = digests.take(id, at: offset)
+        var digest = before
+        var checksum = expected.map { ChecksumHasher($0.algorithm) }
+        if expected != nil { unverified.begin(id, at: offset) }
+        /// Undoes the append: nothing of it counts.
+        func undo() throws {
+            try unverified.end(id) { try store.cutBack(id, to: offset) }
+            if let before { digests.put(id, before, offset: offset) }
+        }
+        let outcome: BodyAppender.Outcome
         do {
-            do {
-                for try await var buffer in request.body {
-                    let room = Int(info.length - written)
-                    if buffer.readableBytes > room {
-                        tooLong = true
-                        buffer = buffer.getSlice(at: buffer.readerIndex, length: room) ?? ByteBuffer()
-                    }
-                    written += Int64(buffer.readableBytes)
-                    buffer.withUnsafeReadableBytes { hasher?.update(bufferPointer: $0) }
-                    try await writer.write(buffer)
-                    if tooLong { break }
-                }
-            } catch let error as ReceiverFailure {
-                throw error
-            } catch {
-                // The client went away: what it sent is kept, and counts.
-                logger.notice("PATCH \(request.uri.path) cut at \(written) bytes: \(error)")
-            }
-            try await writer.flush()
+            outcome = try await BodyAppender(threadPool: threadPool)
+                .append(request.body, to: descriptor, at: offset, limit: info.length, digest: &digest, checksum: &checksum)
         } catch {
-            try? await threadPool.runIfActive { _ = close(descriptor) }
+            if expected != nil { try? undo() }
             throw error
         }
-        try await threadPool.runIfActive { _ = close(descriptor) }
-        if tooLong { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(info.length)") }
-        guard written == info.length else {
-            if let hasher { digests.put(id, hasher, offset: written) }
-            return appended(written, info: info)
+        if outcome.cut { logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes") }
+        if let expected, let checksum, outcome.cut || outcome.overflowed || checksum.finalizeBase64() != expected.digest {
+            // Nothing of an append whose checksum does not hold counts, nor of one cut short.
+            try undo()
+            if outcome.overflowed { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(info.length)") }
+            throw TusFailure(.checksumMismatch, outcome.cut ? "the append was cut short: nothing of it was kept" : "the content does not match Upload-Checksum")
         }
-        let digest = hasher.map { $0.finalize().map { String(format: "%02x", $0) }.joined() }
-        let done = try await threadPool.runIfActive { try store.complete(id, info: info, sha256: digest) }
+        try unverified.end(id)
+        if outcome.offset == info.length {
+            try await completeNow(id, info: info, digest: digest)
+        } else if let digest {
+            digests.put(id, digest, offset: outcome.offset)
+        }
+        // What went past Upload-Length was not written; the upload is whole all the same.
+        if outcome.overflowed { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(info.length)") }
+        return appended(outcome.offset, info: info)
+    }
+
+    /// Stores the complete upload `id`, whose SHA-256 `digest` covers every byte (or is
+    /// read from its data when nil).
+    private func completeNow(_ id: String, info: TusUploadInfo, digest: SHA256?) async throws {
+        let sha256 = digest.map { UploadStore.hex($0.finalize()) }
+        let receiver = self
+        let done = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: sha256) }
         logger.info("upload \(id) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
-        return appended(written, info: info)
+    }
+
+    /// The algorithm and digest of an `Upload-Checksum`.
+    ///
+    /// - Throws: ``TusFailure`` 400 when it is malformed or names an algorithm not supported.
+    private static func expectedChecksum(_ field: String) throws -> (algorithm: TusChecksumAlgorithm, digest: String) {
+        guard let (name, digest) = TusChecksumAlgorithm.parseField(field) else {
+            throw TusFailure(.badRequest, "Upload-Checksum is not an algorithm and a base64 digest")
+        }
+        guard let algorithm = TusChecksumAlgorithm(rawValue: name) else {
+            throw TusFailure(.badRequest, "the checksum algorithm \(name) is not supported (\(checksumAlgorithms) are)")
+        }
+        return (algorithm, digest)
+    }
+
+    /// Moves the complete data of `id` into the directory and records the stored file, as
+    /// a ``Receipt`` names it. It blocks on the file system.
+    private func complete(_ id: String, info: TusUploadInfo, sha256: String?) throws -> TusUploadInfo {
+        let (storedAs, digest) = try store.storeData(id, sha256: sha256)
+        let metadata = info.metadataValues
+        var done = info
+        done.file = Receipt.File(name: "file", filename: metadata["filename"] ?? metadata["name"] ?? id,
+                                 contentType: metadata["filetype"] ?? metadata["type"], size: info.length, sha256: digest, storedAs: storedAs)
+        try store.save(done, id: id)
+        return done
     }
 
     private func appended(_ offset: Int64, info: TusUploadInfo) -> Response {
-        Response(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: expires(info)])
+        Response(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: lifetime.httpDate(created: info.created)])
     }
 
     // MARK: - State
@@ -232,37 +293,28 @@ public struct TusReceiver: Sendable {
     ///
     /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (which is removed).
     private func current(_ id: String) async throws -> (TusUploadInfo, Int64) {
-        let store = self.store
-        let expiry = self.expiry
+        let (store, lifetime, unverified, locks, digests) = (self.store, self.lifetime, self.unverified, self.locks, self.digests)
         return try await threadPool.runIfActive {
-            guard let info = store.load(id) else { throw TusFailure(.notFound, "no such upload") }
-            if Date().timeIntervalSince1970 - info.created > Double(expiry.components.seconds) {
-                store.remove(id, storedFile: false)
+            guard let info = store.load(id, as: TusUploadInfo.self) else { throw TusFailure(.notFound, "no such upload") }
+            if lifetime.hasExpired(created: info.created) {
+                // Removed now unless a request holds it (the next sweep will).
+                if let token = locks.acquire(id) {
+                    store.remove(id)
+                    digests.remove(id)
+                    locks.release(id, token: token)
+                }
                 throw TusFailure(.gone, "the upload expired")
             }
-            return (info, info.file == nil ? store.offset(id) : info.length)
+            return (info, info.file == nil ? unverified.offset(of: id) { store.offset(id) } : info.length)
         }
     }
 
     /// Removes uploads older than ``expiry`` (a completed one's file stays). It blocks on
     /// the file system: at start, or on NIO's thread pool.
     private func removeExpired() {
-        let limit = Date().timeIntervalSince1970 - Double(expiry.components.seconds)
-        for id in store.ids() {
-            guard let info = store.load(id), info.created < limit, locks.acquire(id) else { continue }
-            store.remove(id, storedFile: false)
-            locks.release(id)
-            logger.notice("removed upload \(id), begun more than \(expiry) ago")
-        }
-    }
-
-    /// `Upload-Expires`: when the upload will be removed, as an HTTP date.
-    private func expires(_ info: TusUploadInfo) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date(timeIntervalSince1970: info.created + Double(expiry.components.seconds)))
+        let store = self.store
+        let digests = self.digests
+        lifetime.sweep(store, locks: locks, logger: logger, created: { store.load($0, as: TusUploadInfo.self)?.created }, removed: { digests.remove($0) })
     }
 
     static func answer(_ status: HTTPResponse.Status, message: String) -> Response {

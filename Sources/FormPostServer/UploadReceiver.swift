@@ -82,20 +82,28 @@ public struct UploadReceiver: Sendable {
     /// when it throws, whether the body was read to its end.
     private func receive(_ request: Request, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
         guard request.method == .post else { throw ReceiverFailure.methodNotAllowed("\(request.method) is not allowed: send POST") }
-        let contentType = request.headers[.contentType] ?? ""
+        return try await receiveForm(contentType: request.headers[.contentType] ?? "", declaredLength: request.headers[.contentLength].flatMap(Int64.init),
+                                     body: request.body, bodyFinished: &bodyFinished)
+    }
+
+    /// Reads a form of `contentType` from `body` (of `declaredLength` bytes, when known),
+    /// storing its files; returns its receipt, and whether `body` may hold more (bytes
+    /// after the closing delimiter, which are not read). `bodyFinished` tells, also when it
+    /// throws, whether the body was read to its end. A failed form leaves no file behind.
+    func receiveForm<Body: AsyncSequence>(contentType: String, declaredLength: Int64?, body: Body,
+                                          bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) where Body.Element == ByteBuffer {
         guard contentType.lowercased().hasPrefix("multipart/form-data") else {
             throw ReceiverFailure.unsupportedMediaType("the content type must be multipart/form-data, not \"\(contentType)\"")
         }
-        if let length = request.headers[.contentLength].flatMap(Int64.init), length > configuration.maxBodySize {
+        if let declaredLength, declaredLength > configuration.maxBodySize {
             throw ReceiverFailure.limitExceeded(.maxBodySize, value: configuration.maxBodySize)
         }
-        let declaredLength = request.headers[.contentLength].flatMap(Int64.init)
         var parser = ByteBufferMultipartParser(try MultipartParser(contentType: contentType, limits: configuration.parserLimits))
         var writer = FormWriter(configuration: configuration)
         var read: Int64 = 0
         var stoppedEarly = false
         do {
-            for try await buffer in request.body {
+            for try await buffer in body {
                 read += Int64(buffer.readableBytes)
                 for event in try parser.parse(buffer) { try await writer.handle(event) }
                 if parser.isComplete {
@@ -156,15 +164,20 @@ public struct UploadReceiver: Sendable {
     /// reads it (nginx's `lingering_timeout` is 5 s too).
     static let lingeringTime: TimeAmount = .seconds(5)
 
+    /// `value` as the JSON of an answer: keys sorted, slashes as they are.
+    static func encodeJSON(_ value: some Encodable) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)) ?? Data("{}".utf8)
+    }
+
     /// `value` as a JSON answer. With `ending` (the request's channel), the answer ends the
     /// exchange although the client may still be sending: the connection (on HTTP/2, the
     /// stream) is closed ``lingeringTime`` after the answer was written, or sooner by the
     /// client. (It does not say `Connection: close`: AsyncHTTPClient closes at once on that
     /// while its body is still going, and loses the answer's body; HTTP/2 forbids it.)
     static func json(_ value: some Encodable, status: HTTPResponse.Status, ending channel: (any Channel)? = nil) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let buffer = ByteBuffer(bytes: (try? encoder.encode(value)) ?? Data("{}".utf8))
+        let buffer = ByteBuffer(bytes: encodeJSON(value))
         let headers: HTTPFields = [.contentType: "application/json"]
         guard let channel else {
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))

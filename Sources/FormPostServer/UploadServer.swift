@@ -8,7 +8,10 @@ import NIOSSL
 /// An HTTP server running an ``UploadReceiver`` on `host:port` (port 0 picks a free one):
 /// plaintext HTTP/1.1, or with a TLS configuration HTTPS — HTTP/2 for clients that offer
 /// it by ALPN, HTTP/1.1 for the others. `GET /` answers ``UploadPage``, a page to upload
-/// from a browser, unless ``uploadPage`` is false.
+/// from a browser, unless ``uploadPage`` is false. Resumable uploads go to ``tus`` (under
+/// its base path) and to ``resumable`` (the IETF draft: requests with `Upload-Complete`,
+/// and its upload resources). A request that expects `100-continue` gets it before its body
+/// is read.
 public struct UploadServer: Sendable {
     /// The receiver that answers every request.
     public let receiver: UploadReceiver
@@ -24,17 +27,19 @@ public struct UploadServer: Sendable {
     public let connectionLimits: ConnectionLimits
     /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
     public let tus: TusReceiver?
+    /// The receiver of resumable uploads of the IETF draft, or nil.
+    public let resumable: ResumableUploadReceiver?
     /// Whether `GET /` and `HEAD /` answer ``UploadPage`` (true), or go to the receiver
     /// like every other request (which answers 405).
     public let uploadPage: Bool
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS;
-    /// with `tus`, resumable uploads are received under its base path. With `uploadPage`,
-    /// `GET /` answers ``UploadPage``.
+    /// with `tus`, resumable uploads are received under its base path, with `resumable`
+    /// those of the IETF draft. With `uploadPage`, `GET /` answers ``UploadPage``.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
                 tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil,
-                uploadPage: Bool = true) {
+                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = true) {
         self.receiver = receiver
         self.host = host
         self.port = port
@@ -42,6 +47,7 @@ public struct UploadServer: Sendable {
         self.tlsConfiguration = tlsConfiguration
         self.connectionLimits = connectionLimits
         self.tus = tus
+        self.resumable = resumable
         self.uploadPage = uploadPage
     }
 
@@ -81,12 +87,19 @@ public struct UploadServer: Sendable {
     public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let receiver = self.receiver
         let tus = self.tus
+        let resumable = self.resumable
         let servesPage = uploadPage
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
             if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
                 return UploadPage.response(head: request.method == .head)
             }
+            if request.headers[.expect]?.lowercased() == "100-continue", [.post, .put, .patch].contains(request.method) {
+                // The body will be read: a client that waits for leave to send it (curl
+                // past 1 MiB) gets it at once instead of after its own timeout.
+                await InterimResponse.send(.continue, fields: [:], on: context.channel)
+            }
             if let tus, tus.handles(request.uri.path) { return await tus.respond(to: request, context: context) }
+            if let resumable, resumable.handles(request) { return await resumable.respond(to: request, context: context) }
             return await receiver.respond(to: request, context: context)
         }
         var logger = Logger(label: "formpost.server")

@@ -9,11 +9,12 @@ import Crypto
 import Foundation
 import Multipart
 
-/// The tus uploads on disk, under `directory/.tus/`: `ID.json` (``TusUploadInfo``) and
-/// `ID.data` (the bytes so far; its size is the upload's offset). A complete upload's
-/// data is moved into `directory` under a random name, as a multipart file is stored.
-/// Every method blocks on the file system: call them on NIO's thread pool.
-struct TusStore: Sendable {
+/// Resumable uploads on disk, under a hidden directory of the receiver's (`.tus/` for tus,
+/// `.resumable/` for the IETF draft): `ID.json` (what the protocol keeps of the upload) and
+/// `ID.data` (the bytes so far; its size is the upload's offset). A complete upload's data
+/// is moved into the receiver's directory under a random name, as a multipart file is
+/// stored. Every method blocks on the file system: call them on NIO's thread pool.
+struct UploadStore: Sendable {
     /// Where completed files go.
     let directory: String
     /// Where uploads in progress live.
@@ -21,9 +22,9 @@ struct TusStore: Sendable {
     /// The permissions of completed files.
     let fileMode: UInt16
 
-    init(directory: String, fileMode: UInt16) throws {
+    init(directory: String, stateName: String, fileMode: UInt16) throws {
         self.directory = directory
-        self.stateDirectory = directory + "/.tus"
+        self.stateDirectory = directory + "/" + stateName
         self.fileMode = fileMode
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
     }
@@ -34,12 +35,17 @@ struct TusStore: Sendable {
         id.utf8.count == 32 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 
+    /// A new random name: 32 hexadecimal digits.
+    static func randomName() -> String {
+        UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    }
+
     func infoPath(_ id: String) -> String { stateDirectory + "/" + id + ".json" }
     func dataPath(_ id: String) -> String { stateDirectory + "/" + id + ".data" }
 
-    /// Creates an upload of `info`, with no bytes yet; returns its id.
-    func create(_ info: TusUploadInfo) throws -> String {
-        let id = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    /// Creates an upload described by `info`, with no bytes yet; returns its id.
+    func create(_ info: some Encodable) throws -> String {
+        let id = Self.randomName()
         let descriptor = open(dataPath(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot create an upload in \(stateDirectory)", errno: errno) }
         close(descriptor)
@@ -47,15 +53,15 @@ struct TusStore: Sendable {
         return id
     }
 
-    /// The upload `id`, or nil when there is none.
-    func load(_ id: String) -> TusUploadInfo? {
+    /// What is kept of the upload `id`, or nil when there is none.
+    func load<Info: Decodable>(_ id: String, as type: Info.Type) -> Info? {
         guard let data = FileManager.default.contents(atPath: infoPath(id)) else { return nil }
-        return try? JSONDecoder().decode(TusUploadInfo.self, from: data)
+        return try? JSONDecoder().decode(type, from: data)
     }
 
     /// Saves `info` atomically (written aside, then renamed): a server killed meanwhile
     /// leaves the old or the new, never a torn file.
-    func save(_ info: TusUploadInfo, id: String) throws {
+    func save(_ info: some Encodable, id: String) throws {
         let data = try JSONEncoder().encode(info)
         let temporary = infoPath(id) + ".tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -80,27 +86,40 @@ struct TusStore: Sendable {
         return descriptor
     }
 
-    /// Moves the complete data of `id` into the directory under a random name, with its
-    /// SHA-256 (`sha256`, or read from the file when nil), and records it; returns the info saved.
-    func complete(_ id: String, info: TusUploadInfo, sha256 known: String?) throws -> TusUploadInfo {
+    /// Cuts `id`'s data back to `offset` bytes: an append that must not count is undone.
+    func cutBack(_ id: String, to offset: Int64) throws {
+        guard truncate(dataPath(id), off_t(offset)) == 0 else {
+            throw ReceiverFailure.storing("undoing an append failed", errno: errno)
+        }
+    }
+
+    /// Moves the complete data of `id` into the directory under a random name, readable
+    /// as the receiver's files are; returns the name and the data's SHA-256 (`known`, or
+    /// read from the file when nil).
+    func storeData(_ id: String, sha256 known: String?) throws -> (storedAs: String, sha256: String) {
         let sha256 = try known ?? Self.sha256(ofFileAt: dataPath(id))
-        let storedName = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let storedName = Self.randomName()
         guard chmod(dataPath(id), mode_t(fileMode)) == 0, rename(dataPath(id), directory + "/" + storedName) == 0 else {
             throw ReceiverFailure.storing("storing an upload failed", errno: errno)
         }
-        let metadata = info.metadataValues
-        var done = info
-        done.file = Receipt.File(name: "file", filename: metadata["filename"] ?? metadata["name"] ?? id,
-                                 contentType: metadata["filetype"] ?? metadata["type"], size: info.length, sha256: sha256, storedAs: storedName)
-        try save(done, id: id)
-        return done
+        return (storedName, sha256)
     }
 
-    /// Removes `id`: its state, its data, and with `storedFile` the file it completed.
-    func remove(_ id: String, storedFile: Bool) {
-        if storedFile, let stored = load(id)?.file?.storedAs { unlink(directory + "/" + stored) }
+    /// Removes the bytes of `id` (its state stays).
+    func removeData(_ id: String) {
+        unlink(dataPath(id))
+    }
+
+    /// Removes `id`: its state and its data; and `storedFile`, a file it completed.
+    func remove(_ id: String, storedFile: String? = nil) {
+        if let storedFile { unlink(directory + "/" + storedFile) }
         unlink(dataPath(id))
         unlink(infoPath(id))
+    }
+
+    /// How many uploads are in progress: those whose data is still here.
+    func inProgressCount() -> Int {
+        ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).count { $0.hasSuffix(".data") }
     }
 
     /// The ids of every upload kept.
@@ -122,6 +141,11 @@ struct TusStore: Sendable {
             if count == 0 { break }
             block.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Self.hex(hasher.finalize())
+    }
+
+    /// A digest in lowercase hexadecimal.
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -1,10 +1,10 @@
 import Crypto
 import Synchronization
 
-/// The running SHA-256 of tus uploads in progress, kept between appends while the server
-/// runs, so that a completed upload's digest needs no second read of its bytes. An upload
-/// without one (after a restart, or a failed write) is hashed from its file at completion.
-final class TusDigests: Sendable {
+/// The running SHA-256 of resumable uploads in progress, kept between appends while the
+/// server runs, so that a completed upload's digest needs no second read of its bytes. An
+/// upload without one (after a restart, or a failed write) is hashed from its file at completion.
+final class RunningDigests: Sendable {
     /// A hash and how many bytes it covers. Only one append holds an upload's hash at a time
     /// (it is taken out, used, and put back under the upload's lock), so it is never shared.
     private struct Running: @unchecked Sendable {

@@ -1,0 +1,54 @@
+import Foundation
+
+/// What is kept of an upload of the IETF draft besides its bytes: what the request that
+/// created it targeted, the representation's length once known, and once complete the
+/// target's answer. Saved as JSON beside the upload's data, so that an upload survives a
+/// restart of the server.
+struct DraftUploadInfo: Codable {
+    /// When the upload was created, in seconds since 1970.
+    var created: Double
+    /// The representation's length (`Upload-Length`, or deduced), once known.
+    var length: Int64?
+    /// The method of the request that created it.
+    var method: String
+    /// The path it targeted.
+    var path: String
+    /// The representation's `Content-Type`.
+    var contentType: String
+    /// The representation's `Content-Disposition`, naming a file.
+    var contentDisposition: String?
+    /// The target's answer to the whole representation, once complete.
+    var answer: StoredAnswer?
+
+    /// Whether the representation is a form, which the receiver parses.
+    var isForm: Bool { contentType.lowercased().hasPrefix("multipart/form-data") }
+}
+
+/// An answer kept to be given again: its status and JSON body.
+struct StoredAnswer: Codable {
+    var status: Int
+    var json: String
+}
+
+/// A problem detail (RFC 9457) of the IETF draft: a mismatching offset, inconsistent lengths.
+struct UploadProblem: Codable {
+    var type: String
+    var title: String
+    var expectedOffset: Int64?
+    var providedOffset: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case type, title
+        case expectedOffset = "expected-offset"
+        case providedOffset = "provided-offset"
+    }
+
+    static func mismatchingOffset(expected: Int64, provided: Int64) -> UploadProblem {
+        UploadProblem(type: "https://iana.org/assignments/http-problem-types#mismatching-upload-offset",
+                      title: "offset from request does not match offset of resource", expectedOffset: expected, providedOffset: provided)
+    }
+
+    static func inconsistentLength(_ detail: String) -> UploadProblem {
+        UploadProblem(type: "https://iana.org/assignments/http-problem-types#inconsistent-upload-length", title: detail)
+    }
+}

@@ -1,0 +1,426 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Multipart
+import NIOCore
+import NIOPosix
+import ResumableHTTP
+
+/// Receives resumable uploads of the IETF draft "Resumable Uploads for HTTP"
+/// (interop versions 3 and 5 to 9, each answered in its own terms: Apple's URLSession
+/// speaks 3 on iOS 17 and macOS 14, 5 and 6 on iOS 18 and macOS 15), for the targets of an
+/// ``UploadReceiver``: a `POST` or `PUT` with `Upload-Complete` creates an upload resource
+/// under ``basePath``; `HEAD` tells its offset, `PATCH` (`application/partial-upload`)
+/// appends at that offset, `DELETE` cancels it, `OPTIONS` tells the limits.
+///
+/// When the last byte has arrived, the representation is answered as one request would
+/// have been: a `multipart/form-data` body is parsed and its files stored, as the
+/// ``UploadReceiver`` does, and its ``Receipt`` answered; any other representation is
+/// stored as one file (named by its `Content-Disposition`), with its SHA-256. That answer
+/// carries `Upload-Complete: ?1`, is kept, and is given again to a client whose answer was
+/// lost (an empty append at the end, or `GET`).
+///
+/// A client that speaks a supported interop version learns the upload resource at once, in
+/// a `104` interim response, before its body is read: the request can be cut anywhere.
+/// Every byte that reached the disk counts, also from a request that was cut. A request on
+/// an upload that another request still holds (a client resumed while the server had not
+/// yet noticed its earlier connection was gone) ends that request, as the draft
+/// recommends. State lives in files (under the directory's `.resumable/`): uploads survive a restart.
+public struct ResumableUploadReceiver: Sendable {
+    /// Where upload resources live: `basePath/ID`.
+    public let basePath: String
+    /// How long an upload is kept after it began.
+    public let expiry: Duration
+    let receiver: UploadReceiver
+    let store: UploadStore
+    let locks = UploadLocks()
+    let digests = RunningDigests()
+    let logger: Logger
+    private let lifetime: UploadExpiry
+    private let threadPool: NIOThreadPool
+
+    /// A receiver of resumable uploads for the targets of `receiver` (its configuration:
+    /// directory, limits, permissions); uploads older than `expiry` are removed now and,
+    /// at most every 10 s, when an upload is created.
+    ///
+    /// - Throws: ``ReceiverSetupError`` for a base path that is not below `/`; file-system
+    ///   errors when the directory cannot be made.
+    public init(receiver: UploadReceiver, basePath: String = "/uploads", expiry: Duration = .seconds(86_400),
+                logger: Logger = Logger(label: "formpost.resumable")) throws {
+        self.receiver = receiver
+        self.basePath = try ReceiverSetupError.checked(basePath)
+        self.expiry = expiry
+        self.store = try UploadStore(directory: receiver.configuration.directory, stateName: ".resumable",
+                                     fileMode: receiver.configuration.storedFileMode)
+        self.logger = logger
+        self.lifetime = UploadExpiry(lifetime: expiry)
+        self.threadPool = .singleton
+        removeExpired()
+    }
+
+    /// Whether `request` is this receiver's: on an upload resource, an `OPTIONS`, or a
+    /// request that asks for a resumable upload (`Upload-Complete`, or `Upload-Incomplete`
+    /// of interop version 3).
+    public func handles(_ request: Request) -> Bool {
+        let path = request.uri.path
+        return path == basePath || path.hasPrefix(basePath + "/") || request.method == .options
+            || DraftInterop.asksForResumableUpload(request.headers)
+    }
+
+    /// Answers one request that ``handles(_:)``.
+    @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
+        let version = DraftInterop.version(of: request.headers)
+        var response: Response
+        do {
+            response = try await route(request, channel: (context as? ReceiverRequestContext)?.channel, version: version)
+        } catch let failure as DraftFailure {
+            response = failure.response
+            if let complete = failure.complete { DraftInterop.mark(&response.headers, complete: complete, version: version) }
+        } catch {
+            let (message, status) = UploadReceiver.errorAnswer(for: error)
+            if UploadReceiver.isUnexpected(error) { logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))") }
+            response = UploadReceiver.json(ErrorBody(error: message), status: status)
+        }
+        logger.info("\(request.method) \(request.uri.path) \(response.status.code)")
+        return response
+    }
+
+    private func route(_ request: Request, channel: (any Channel)?, version: Int?) async throws -> Response {
+        let path = request.uri.path
+        guard path == basePath || path.hasPrefix(basePath + "/") else {
+            if request.method == .options, !DraftInterop.asksForResumableUpload(request.headers) {
+                return Response(status: .noContent, headers: [.allow: "POST, PUT, OPTIONS", .uploadLimit: limits(contentType: nil, info: nil).fieldValue(interopVersion: version)])
+            }
+            return try await create(request, channel: channel, version: version)
+        }
+        let id = path.dropFirst(basePath.count).drop { $0 == "/" }
+        guard UploadStore.isValidID(id) else { throw DraftFailure(.notFound, "no such upload") }
+        switch request.method {
+        case .head, .get: return try await state(String(id), channel: channel, version: version, head: request.method == .head)
+        case .patch: return try await append(request, id: String(id), channel: channel, version: version)
+        case .delete: return try await cancel(String(id), channel: channel)
+        case .options:
+            let (info, _) = try await current(String(id))
+            return Response(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
+                                                          .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)])
+        default:
+            throw DraftFailure(.methodNotAllowed, "an upload resource answers HEAD, GET, PATCH, DELETE and OPTIONS")
+        }
+    }
+
+    // MARK: - Requests
+
+    /// A request to a target that asks for a resumable upload: the upload resource is
+    /// created (and announced at once in a 104), then the request's content appended.
+    private func create(_ request: Request, channel: (any Channel)?, version: Int?) async throws -> Response {
+        guard request.method == .post || request.method == .put else {
+            throw DraftFailure(.methodNotAllowed, "a resumable upload is created with POST or PUT")
+        }
+        guard let completes = DraftInterop.completes(request.headers, version: version) else {
+            throw DraftFailure(.badRequest, "Upload-Complete is not a Boolean (?0 or ?1)")
+        }
+        let contentType = request.headers[.contentType] ?? MIMEType.octetStream
+        let contentLength = request.headers[.contentLength].flatMap(Int64.init)
+        var length = try Self.length(of: request, offset: 0, completes: completes, known: nil)
+        let limit = limits(contentType: contentType, info: nil).maxSize ?? Int64.max
+        if let length, length > limit { throw tooLarge(contentType: contentType, version: version) }
+        if let contentLength, contentLength > limit { throw tooLarge(contentType: contentType, version: version) }
+        var info = DraftUploadInfo(created: Date().timeIntervalSince1970, length: length, method: request.method.rawValue, path: request.uri.path,
+                                   contentType: contentType, contentDisposition: request.headers[.contentDisposition])
+        let (store, receiver, created) = (self.store, self, info)
+        let most = self.receiver.configuration.maxUploadsInProgress
+        let id: String = try await threadPool.runIfActive {
+            receiver.removeExpired()
+            guard store.inProgressCount() < most else {
+                var busy = UploadReceiver.json(ErrorBody(error: "\(most) uploads are in progress: try again later"), status: .serviceUnavailable)
+                busy.headers[.retryAfter] = "60"
+                throw DraftFailure(response: busy, complete: nil)
+            }
+            return try store.create(created)
+        }
+        let location = basePath + "/" + id
+        guard let token = locks.acquire(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+        defer { locks.release(id, token: token) }
+        if let channel, let version, DraftInterop.supported.contains(version) {
+            await InterimResponse.send(.uploadResumptionSupported, fields: [
+                .location: location, .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version),
+                .uploadDraftInteropVersion: String(version),
+            ], on: channel)
+        }
+        let outcome = try await write(request.body, to: id, info: info, at: 0)
+        if outcome.cut {
+            logger.notice("\(request.method) \(request.uri.path) cut at \(outcome.offset) bytes; upload \(id) kept")
+            throw DraftFailure(.badRequest, "the request was cut short; its upload goes on at \(location)", complete: false)
+        }
+        if completes {
+            length = length ?? outcome.offset
+            info.length = length
+            return try await finish(id, info: info, offset: outcome.offset, version: version, location: location)
+        }
+        var headers: HTTPFields = [.location: location, .uploadOffset: String(outcome.offset),
+                                   .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version)]
+        DraftInterop.mark(&headers, complete: false, version: version)
+        return Response(status: .created, headers: headers)
+    }
+
+    /// Where an upload stands: `HEAD` (no content) and `GET` (its state as JSON, or once
+    /// complete the target's answer again).
+    private func state(_ id: String, channel: (any Channel)?, version: Int?, head: Bool) async throws -> Response {
+        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+        defer { locks.release(id, token: token) }
+        let (info, offset) = try await current(id)
+        if !head, let answer = info.answer { return replay(answer, version: version) }
+        var headers: HTTPFields = [.uploadOffset: String(offset), .cacheControl: "no-store",
+                                   .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
+        if let length = info.length { headers[.uploadLength] = String(length) }
+        DraftInterop.mark(&headers, complete: info.answer != nil, version: version)
+        if head { return Response(status: .noContent, headers: headers) }
+        var response = UploadReceiver.json(DraftUploadState(complete: false, length: info.length, offset: offset), status: .ok)
+        for field in headers { response.headers[field.name] = field.value }
+        return response
+    }
+
+    /// `PATCH`: appends at the upload's offset; with `Upload-Complete: ?1`, the last bytes.
+    private func append(_ request: Request, id: String, channel: (any Channel)?, version: Int?) async throws -> Response {
+        if DraftInterop.requiresPartialUploadType(version) {
+            let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard type == DraftInterop.partialUpload else {
+                throw DraftFailure(.unsupportedMediaType, "an append's Content-Type is \(DraftInterop.partialUpload)")
+            }
+        }
+        guard let claimed = StructuredField.integer(request.headers[.uploadOffset]) else {
+            throw DraftFailure(.badRequest, "Upload-Offset is missing or not a non-negative integer")
+        }
+        guard let completes = DraftInterop.completes(request.headers, version: version) else {
+            throw DraftFailure(.badRequest, "Upload-Complete is missing or not a Boolean (?0 or ?1)")
+        }
+        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+        defer { locks.release(id, token: token) }
+        var (info, offset) = try await current(id)
+        guard claimed == offset else {
+            var response = UploadReceiver.json(UploadProblem.mismatchingOffset(expected: offset, provided: claimed), status: .conflict)
+            response.headers[.contentType] = "application/problem+json"
+            response.headers[.uploadOffset] = String(offset)
+            throw DraftFailure(response: response, complete: false)
+        }
+        if let answer = info.answer {
+            // The final answer of a complete upload, again: for a client that lost it.
+            guard completes, (request.headers[.contentLength].flatMap(Int64.init) ?? 0) == 0 else {
+                throw DraftFailure(.badRequest, "the upload is complete: nothing can be appended", complete: false)
+            }
+            return replay(answer, version: version)
+        }
+        let length = try Self.length(of: request, offset: offset, completes: completes, known: info.length)
+        if let length, length > (limits(contentType: info.contentType, info: info).maxSize ?? Int64.max) {
+            throw tooLarge(contentType: info.contentType, version: version)
+        }
+        if info.length == nil, let length {
+            info.length = length
+            let (store, saved) = (self.store, info)
+            try await threadPool.runIfActive { try store.save(saved, id: id) }
+        }
+        let outcome = try await write(request.body, to: id, info: info, at: offset)
+        if outcome.cut {
+            logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes")
+            throw DraftFailure(.badRequest, "the request was cut short", complete: false)
+        }
+        let location = basePath + "/" + id
+        if completes {
+            info.length = info.length ?? outcome.offset
+            return try await finish(id, info: info, offset: outcome.offset, version: version, location: location)
+        }
+        var headers: HTTPFields = [.uploadOffset: String(outcome.offset),
+                                   .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
+        DraftInterop.mark(&headers, complete: false, version: version)
+        return Response(status: .noContent, headers: headers)
+    }
+
+    /// `DELETE`: ends a request that holds the upload, and removes it (a completed one's
+    /// stored files stay: they are the target's).
+    private func cancel(_ id: String, channel: (any Channel)?) async throws -> Response {
+        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+        defer { locks.release(id, token: token) }
+        _ = try await current(id)
+        let store = self.store
+        try await threadPool.runIfActive { store.remove(id) }
+        digests.remove(id)
+        return Response(status: .noContent)
+    }
+
+    // MARK: - Content
+
+    /// Appends `body` to upload `id` at `offset`, not past its length (or the limit); the
+    /// running SHA-256 of a representation that is not a form is kept.
+    ///
+    /// - Throws: ``DraftFailure`` 413 when the body goes past the length: the upload is then
+    ///   removed (its offset may not exceed its length).
+    private func write(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64) async throws -> BodyAppender.Outcome {
+        let store = self.store
+        let limit = info.length ?? limits(contentType: info.contentType, info: info).maxSize ?? Int64.max
+        let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
+        var digest = info.isForm ? nil : digests.take(id, at: offset)
+        var checksum: ChecksumHasher?
+        let outcome = try await BodyAppender(threadPool: threadPool).append(body, to: descriptor, at: offset, limit: limit, digest: &digest, checksum: &checksum)
+        if outcome.overflowed {
+            try await threadPool.runIfActive { store.remove(id) }
+            digests.remove(id)
+            throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(limit) bytes: the upload is removed")
+        }
+        if let digest { digests.put(id, digest, offset: outcome.offset) }
+        return outcome
+    }
+
+    /// Answers the whole representation of upload `id`, now complete at `offset` bytes:
+    /// a form is parsed and its files stored, anything else stored as one file. The answer
+    /// is kept, to be given again.
+    private func finish(_ id: String, info: DraftUploadInfo, offset: Int64, version: Int?, location: String) async throws -> Response {
+        guard offset == info.length else {
+            throw DraftFailure(response: Self.problem(.inconsistentLength("the upload was completed at \(offset) bytes, not at its length of \(info.length ?? 0)")), complete: false)
+        }
+        var done = info
+        done.answer = info.isForm ? await answerForm(id, info: info) : try await storeFile(id, info: info)
+        let (store, saved) = (self.store, done)
+        try await threadPool.runIfActive {
+            // The answer first: until it is saved, the data still says where the upload stands.
+            try store.save(saved, id: id)
+            store.removeData(id)
+        }
+        digests.remove(id)
+        logger.info("upload \(id) complete: \(offset) bytes, answered \(done.answer?.status ?? 0)")
+        var response = replay(done.answer ?? StoredAnswer(status: 500, json: "{}"), version: version)
+        response.headers[.location] = location
+        return response
+    }
+
+    /// The receiver's answer to the stored form of upload `id`: its receipt, or the error it met.
+    private func answerForm(_ id: String, info: DraftUploadInfo) async -> StoredAnswer {
+        var finished = false
+        do {
+            let (receipt, _) = try await receiver.receiveForm(contentType: info.contentType, declaredLength: info.length,
+                                                            body: StoredBody(path: store.dataPath(id), threadPool: threadPool), bodyFinished: &finished)
+            return StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
+        } catch {
+            let (message, status) = UploadReceiver.errorAnswer(for: error)
+            if UploadReceiver.isUnexpected(error) { logger.error("upload \(id): \(String(reflecting: error))") }
+            return StoredAnswer(status: status.code, json: String(decoding: UploadReceiver.encodeJSON(ErrorBody(error: message)), as: UTF8.self))
+        }
+    }
+
+    /// Stores the representation of upload `id` as one file and answers its receipt.
+    private func storeFile(_ id: String, info: DraftUploadInfo) async throws -> StoredAnswer {
+        let sha256 = digests.take(id, at: info.length ?? 0).map { UploadStore.hex($0.finalize()) }
+        let store = self.store
+        let (storedAs, digest) = try await threadPool.runIfActive { try store.storeData(id, sha256: sha256) }
+        let filename = info.contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
+        let receipt = Receipt(fields: [], files: [Receipt.File(name: "file", filename: filename, contentType: info.contentType,
+                                                               size: info.length ?? 0, sha256: digest, storedAs: storedAs)])
+        return StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
+    }
+
+    /// A kept answer, as a response with `Upload-Complete: ?1`.
+    private func replay(_ answer: StoredAnswer, version: Int?) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        DraftInterop.mark(&headers, complete: true, version: version)
+        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: answer.json)))
+    }
+
+    // MARK: - State
+
+    /// The length a request of an upload at `offset` declares: `Upload-Length`, or with
+    /// `Upload-Complete: ?1` the offset and `Content-Length`; nil when neither says.
+    ///
+    /// - Throws: ``DraftFailure`` 400 (inconsistent length) when they, or the length `known`, disagree.
+    static func length(of request: Request, offset: Int64, completes: Bool, known: Int64?) throws -> Int64? {
+        let declared = StructuredField.integer(request.headers[.uploadLength])
+        var deduced: Int64?
+        if completes, let contentLength = request.headers[.contentLength].flatMap(Int64.init) {
+            let (sum, overflow) = offset.addingReportingOverflow(contentLength)
+            guard contentLength >= 0, !overflow else {
+                throw DraftFailure(response: problem(.inconsistentLength("Content-Length \(contentLength) at offset \(offset) is no length")), complete: false)
+            }
+            deduced = sum
+        }
+        let values = [declared, deduced, known].compactMap { $0 }
+        guard Set(values).count <= 1, values.allSatisfy({ $0 >= offset }) else {
+            throw DraftFailure(response: problem(.inconsistentLength("inconsistent length values for upload at offset \(offset): \(values.map(String.init).joined(separator: ", "))")),
+                               complete: false)
+        }
+        return values.first
+    }
+
+    /// The upload `id` and its offset (its length once complete).
+    ///
+    /// - Throws: ``DraftFailure`` 404 for an unknown upload, 410 for an expired one (which is removed).
+    private func current(_ id: String) async throws -> (DraftUploadInfo, Int64) {
+        let (store, lifetime, locks, digests) = (self.store, self.lifetime, self.locks, self.digests)
+        return try await threadPool.runIfActive {
+            guard let info = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
+            if lifetime.hasExpired(created: info.created) {
+                // Removed now unless a request holds it (the next sweep will).
+                if let token = locks.acquire(id) {
+                    store.remove(id)
+                    digests.remove(id)
+                    locks.release(id, token: token)
+                }
+                throw DraftFailure(.gone, "the upload expired")
+            }
+            return (info, info.answer == nil ? store.offset(id) : info.length ?? 0)
+        }
+    }
+
+    /// The limits of an upload of `contentType` (any, when nil): a form may be as large
+    /// as a request body may be; another representation, as a file may be.
+    private func limits(contentType: String?, info: DraftUploadInfo?) -> UploadLimits {
+        let configuration = receiver.configuration
+        let isForm = contentType.map { $0.lowercased().hasPrefix("multipart/form-data") } ?? true
+        let maxSize = isForm ? configuration.maxBodySize : min(configuration.maxBodySize, configuration.maxFileSize)
+        return UploadLimits(maxSize: maxSize, maxAge: lifetime.secondsLeft(created: info?.created ?? Date().timeIntervalSince1970))
+    }
+
+    private func tooLarge(contentType: String, version: Int?) -> DraftFailure {
+        var response = UploadReceiver.json(ErrorBody(error: "the upload exceeds the limit of \(limits(contentType: contentType, info: nil).maxSize ?? 0) bytes"),
+                                           status: .contentTooLarge)
+        response.headers[.uploadLimit] = limits(contentType: contentType, info: nil).fieldValue(interopVersion: version)
+        return DraftFailure(response: response, complete: false)
+    }
+
+    private static func problem(_ problem: UploadProblem) -> Response {
+        var response = UploadReceiver.json(problem, status: .badRequest)
+        response.headers[.contentType] = "application/problem+json"
+        return response
+    }
+
+    /// Removes uploads older than ``expiry``. It blocks on the file system: at start, or on
+    /// NIO's thread pool.
+    private func removeExpired() {
+        let store = self.store
+        let digests = self.digests
+        lifetime.sweep(store, locks: locks, logger: logger, created: { store.load($0, as: DraftUploadInfo.self)?.created }, removed: { digests.remove($0) })
+    }
+}
+
+/// What `GET` on an incomplete upload answers.
+struct DraftUploadState: Codable {
+    var complete: Bool
+    var length: Int64?
+    var offset: Int64
+}
+
+/// A request the receiver of resumable uploads refuses: its answer, and whether it says
+/// the upload is complete (`Upload-Complete`), when it says.
+struct DraftFailure: Error {
+    let response: Response
+    let complete: Bool?
+
+    init(_ status: HTTPResponse.Status, _ message: String, complete: Bool? = nil) {
+        self.response = UploadReceiver.json(ErrorBody(error: message), status: status)
+        self.complete = complete
+    }
+
+    init(response: Response, complete: Bool?) {
+        self.response = response
+        self.complete = complete
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// How long resumable uploads are kept: each is removed ``lifetime`` after it began,
+/// complete or not (a completed upload's stored file stays). Requests on an expired upload
+/// find it gone at once; the sweep that removes the others runs when uploads are created.
+final class UploadExpiry: Sendable {
+    let lifetime: Duration
+
+    init(lifetime: Duration) {
+        self.lifetime = lifetime
+    }
+
+    private var seconds: Double { Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18 }
+
+    /// Whether an upload created at `created` (seconds since 1970) has expired.
+    func hasExpired(created: Double) -> Bool {
+        Date().timeIntervalSince1970 - created > seconds
+    }
+
+    /// The seconds an upload created at `created` has left (the IETF draft's `max-age`; at
+    /// most 15 digits, as a structured field's integer).
+    func secondsLeft(created: Double) -> Int64 {
+        Int64(min(max(0, (created + seconds - Date().timeIntervalSince1970).rounded(.down)), 999_999_999_999_999))
+    }
+
+    /// When an upload created at `created` will be removed, as an HTTP date (tus's `Upload-Expires`).
+    func httpDate(created: Double) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: Date(timeIntervalSince1970: created + seconds))
+    }
+
+    /// Removes the uploads of `store` that have expired and no request holds, unless a
+    /// sweep ran less than ``sweepInterval`` ago (each reads every upload's state). `created`
+    /// reads when an upload began (nil: unreadable, left alone); `removed` learns what went.
+    /// It blocks on the file system: at start, or on NIO's thread pool.
+    func sweep(_ store: UploadStore, locks: UploadLocks, logger: Logger, created: (String) -> Double?, removed: (String) -> Void) {
+        let now = ContinuousClock.now
+        let due = lastSweep.withLock { last in
+            guard last.map({ $0.duration(to: now) >= Self.sweepInterval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        for id in store.ids() {
+            guard let began = created(id), hasExpired(created: began), let token = locks.acquire(id) else { continue }
+            store.remove(id)
+            removed(id)
+            locks.release(id, token: token)
+            logger.notice("removed upload \(id), begun more than \(lifetime) ago")
+        }
+    }
+
+    /// The least time between two sweeps.
+    static let sweepInterval: Duration = .seconds(10)
+    private let lastSweep = Mutex<ContinuousClock.Instant?>(nil)
+}
