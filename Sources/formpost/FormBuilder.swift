@@ -33,7 +33,7 @@ enum FormBuilder {
 
     /// The form the arguments describe. Files are checked, not read; `-` reads standard input.
     static func form(from arguments: [FormArgument], boundary: String?) throws -> MultipartForm {
-        var form = MultipartForm(boundary: try boundary.map(Boundary.init) ?? .random())
+        var form = MultipartForm(boundary: try boundary.map { try Boundary($0) } ?? .random())
         for argument in arguments {
             let headers = try argument.headers.map(Self.header)
             switch argument.content {

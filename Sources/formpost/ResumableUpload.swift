@@ -1,25 +1,37 @@
+import ArgumentParser
 import Foundation
 import FormPost
 
 extension UploadCommand {
-    /// `--resumable tus -T FILE URL`: the file goes with ``TusUploader``, which keeps the
-    /// upload URL between runs, so that the same command resumes after a crash.
+    /// `--resumable tus -T FILE URL` (``TusUploader``) and `--resumable ietf -T FILE|-F … URL`
+    /// (``ResumableUploader``): the upload's URL is kept between runs, so that the same
+    /// command resumes after a crash.
     func uploadResumably(client: FormPostClient, target: URL, headers: HTTPFields, options: UploadOptions, bar: ProgressBar) async throws {
-        guard resumable.mode == "tus" else {
-            throw UsageError("--resumable \(resumable.mode ?? ""): expected tus")
+        guard let mode = resumable.mode, mode == "tus" || mode == "ietf" else {
+            throw UsageError("--resumable \(resumable.mode ?? ""): expected tus or ietf")
         }
-        guard let path = uploadFile, path != "-", try formOptions.orderedArguments().isEmpty, dataBinary == nil, method == nil else {
-            throw UsageError("--resumable tus sends one file: give -T FILE (not -F, --data-binary, -X or standard input)")
+        let formArguments = try formOptions.orderedArguments()
+        guard dataBinary == nil, uploadFile != "-", (uploadFile == nil) != formArguments.isEmpty, mode == "ietf" || (uploadFile != nil && method == nil) else {
+            throw UsageError(mode == "tus" ? "--resumable tus sends one file: give -T FILE (not -F, --data-binary, -X or standard input)"
+                                           : "--resumable ietf sends a file (-T FILE) or a form (-F): one of them, not --data-binary or standard input")
         }
         guard let chunkSize = ByteSize.parse(resumable.chunkSize), chunkSize >= TusUploader.minimumChunkSize else {
             throw UsageError("--chunk-size \(resumable.chunkSize): expected a size of at least 1M")
         }
-        let uploader = TusUploader(client: client, chunkSize: chunkSize, retry: options.retry, options: options)
+        let report: @Sendable (ResumableProgress) -> Void = { progress in bar.update(UploadProgress(bytesSent: progress.sent, totalBytes: progress.total)) }
         let started = Date()
         let result: ResumableUploadResult
         do {
-            result = try await uploader.upload(fileAt: path, to: target, headers: headers) { progress in
-                bar.update(UploadProgress(bytesSent: progress.sent, totalBytes: progress.total))
+            if mode == "tus", let path = uploadFile {
+                let uploader = TusUploader(client: client, chunkSize: chunkSize, retry: options.retry, options: options, checksums: resumable.tusChecksum)
+                result = try await uploader.upload(fileAt: path, to: target, headers: headers, progress: report)
+            } else {
+                let uploader = ResumableUploader(client: client, chunkSize: chunkSize, retry: options.retry, options: options)
+                if let path = uploadFile {
+                    result = try await uploader.upload(fileAt: path, to: target, method: RequestMethod(rawValue: method ?? "PUT"), headers: headers, progress: report)
+                } else {
+                    result = try await uploader.upload(try formOptions.makeForm(), to: target, method: RequestMethod(rawValue: method ?? "POST"), headers: headers, progress: report)
+                }
             }
         } catch {
             bar.finish(summary: "Upload failed after \(String(format: "%.1f", Date().timeIntervalSince(started))) s; the same command resumes it")
@@ -28,13 +40,33 @@ extension UploadCommand {
         let seconds = Date().timeIntervalSince(started)
         let resumed = result.resumedFrom > 0 ? ", resumed at \(ByteSize.format(result.resumedFrom))" : ""
         bar.finish(summary: "Sent \(ByteSize.format(result.bytesSent)) in \(String(format: "%.2f", seconds)) s\(resumed); \(result.uploadURL.absoluteString)")
+        let transfer = WriteOut.Transfer(status: result.response.status, sent: result.bytesSent, received: result.response.body.count, seconds: seconds,
+                                         url: result.uploadURL.absoluteString, httpVersion: result.response.httpVersion ?? "1.1")
+        if failOnError || failWithBody, result.response.status >= 400 {
+            if failWithBody { try writeBody(result.response.body) }
+            printWriteOut(transfer)
+            if !silent || showError { FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(result.response.status)\n".utf8)) }
+            throw ExitCode(ExitStatus.httpError.rawValue)
+        }
         if json {
+            if let output { try OutputFile.write(result.response.body, to: output) }
             printJSON(response: result.response, sent: result.bytesSent, seconds: seconds,
                       extra: ["upload_url": result.uploadURL.absoluteString, "resumed_from": result.resumedFrom])
-        } else if !silent {
-            FileHandle.standardOutput.write(Data((result.uploadURL.absoluteString + "\n").utf8))
+        } else if mode == "tus" {
+            if !silent { FileHandle.standardOutput.write(Data((result.uploadURL.absoluteString + "\n").utf8)) }
+        } else {
+            // As an upload in one request: the target's answer.
+            try writeBody(result.response.body)
         }
-        printWriteOut(WriteOut.Transfer(status: result.response.status, sent: result.bytesSent, received: result.response.body.count, seconds: seconds,
-                                        url: result.uploadURL.absoluteString, httpVersion: result.response.httpVersion ?? "1.1"))
+        printWriteOut(transfer)
+    }
+
+    /// Writes a response body to `-o` or standard output.
+    private func writeBody(_ body: [UInt8]) throws {
+        if let output {
+            try OutputFile.write(body, to: output)
+        } else {
+            FileHandle.standardOutput.write(Data(body))
+        }
     }
 }

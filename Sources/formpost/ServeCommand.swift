@@ -33,10 +33,16 @@ struct ServeCommand: AsyncParsableCommand {
     var maxConnections = 1024
     @Option(name: .customLong("tus-path"), help: "Where resumable uploads (tus 1.0) are created; each lives under it.")
     var tusPath = "/files"
-    @Option(name: .customLong("tus-expiry"), help: "Seconds a resumable upload is kept after it began, complete or not.")
-    var tusExpiry: Double = 86_400
-    @Flag(name: .customLong("no-tus"), help: "Do not receive resumable uploads.")
+    @Option(name: [.customLong("resumable-expiry"), .customLong("tus-expiry")], help: "Seconds a resumable upload (tus or IETF draft) is kept after it began, complete or not.")
+    var resumableExpiry: Double = 86_400
+    @Flag(name: .customLong("no-tus"), help: "Do not receive tus uploads.")
     var noTus = false
+    @Option(name: .customLong("resumable-path"), help: "Where the upload resources of the IETF draft's resumable uploads live (any POST or PUT with Upload-Complete creates one).")
+    var resumablePath = "/uploads"
+    @Option(name: .customLong("max-uploads-in-progress"), help: "The most resumable uploads in progress at once, per protocol; past it, creation answers 503.")
+    var maxUploadsInProgress = 1000
+    @Flag(name: .customLong("no-resumable"), help: "Do not receive resumable uploads of the IETF draft (Upload-Complete).")
+    var noResumable = false
     @Flag(name: .customLong("no-page"), help: "Do not serve the upload page at GET / (which then answers 405, as every method but POST).")
     var noPage = false
 
@@ -45,9 +51,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard let fileLimit = ByteSize.parse(maxFileSize) else { throw fail(UsageError("--max-file-size \(maxFileSize): expected bytes or K/M/G")) }
         guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
         guard idleTimeout > 0, idleTimeout <= 86_400 else { throw fail(UsageError("--idle-timeout \(idleTimeout): expected seconds between 0 and 86400")) }
+        guard maxUploadsInProgress > 0 else { throw fail(UsageError("--max-uploads-in-progress must be positive")) }
         guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
         guard let mode = UInt16(fileMode, radix: 8), mode <= 0o777 else { throw fail(UsageError("--file-mode \(fileMode): expected octal permissions such as 600 or 640")) }
-        let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode)
+        let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
+                                                  maxUploadsInProgress: maxUploadsInProgress)
         let receiver: UploadReceiver
         do {
             receiver = try UploadReceiver(configuration: configuration)
@@ -67,14 +75,22 @@ struct ServeCommand: AsyncParsableCommand {
         default:
             throw fail(UsageError("--tls-cert and --tls-key go together"))
         }
-        guard tusExpiry > 0, tusPath.hasPrefix("/"), tusPath.count > 1 else { throw fail(UsageError("--tus-path must be a path below / and --tus-expiry positive")) }
-        let tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(tusExpiry))
+        guard resumableExpiry > 0, resumableExpiry <= 315_360_000 else { throw fail(UsageError("--resumable-expiry \(resumableExpiry): expected seconds between 0 and ten years")) }
+        for (option, path) in [("--tus-path", tusPath), ("--resumable-path", resumablePath)] where !path.hasPrefix("/") || path.count < 2 {
+            throw fail(UsageError("\(option) \(path): expected a path below /"))
+        }
+        let nested = { (inner: String, outer: String) in inner == outer || inner.hasPrefix(outer.hasSuffix("/") ? outer : outer + "/") }
+        guard noTus || noResumable || !(nested(tusPath, resumablePath) || nested(resumablePath, tusPath)) else {
+            throw fail(UsageError("--tus-path \(tusPath) and --resumable-path \(resumablePath) must not lie one within the other"))
+        }
+        let tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
+        let resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
         let directory = dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"
         let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
                                    connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections), tus: tus,
-                                   uploadPage: !noPage).application { boundPort in
+                                   resumable: resumable, uploadPage: !noPage).application { boundPort in
             FileHandle.standardError.write(Data("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n".utf8))
         }
         try await app.runService()
