@@ -17,7 +17,7 @@ struct ProxyTests {
             log = directory.path + "/proxy-\(port).log"
             process = try ChildProcess("python3", [Subprocess.interopScript("proxy.py"), String(port), log] + (credentials.map { [$0] } ?? []),
                                        stdout: .discard, stderr: .discard)
-            for _ in 0..<200 where !((try? RawSocket.connects(port: port)) ?? false) { usleep(25_000) }
+            try RawSocket.waitForListenerBlocking(port: port, attempts: 200)
         }
 
         /// The request lines so far (`CONNECT host:port`, `POST http://…`, `407 CONNECT …`).

@@ -138,4 +138,21 @@ struct ReceiverTests {
         #expect(receipt.files.first?.filename == "photo.jpg" && receipt.files.first?.contentType == "image/jpeg")
         #expect(receipt.files.first?.sha256 == sha256Hex(original))
     }
+
+    @Test("a client that expects 100-continue (curl past 1 MiB) is told to go on before the body is read, not left to its own timeout")
+    func continueExpected() async throws {
+        let directory = try SampleDirectory()
+        let uploads = try SampleDirectory()
+        let path = try directory.file("photo.jpg", size: 3_000_000)
+        // curl waits 1 s by default; a loaded machine can take longer than that to run
+        // the handler, so the test gives it 30 s: a server that never sends 100 still
+        // fails, after 30 s, with curl's "Done waiting".
+        let run = try await withUploadServer(directory: uploads.path) { port in
+            try await offPool { try ChildProcess("curl", ["-sv", "--http1.1", "--expect100-timeout", "30", "-F", "photo=@\(path)", "http://127.0.0.1:\(port)/upload"]).finish() }
+        }
+        let verbose = String(decoding: run.stderr, as: UTF8.self)
+        #expect(verbose.contains("> Expect: 100-continue") && verbose.contains("< HTTP/1.1 100 Continue"), "\(verbose)")
+        #expect(!verbose.contains("Done waiting for 100-continue"))
+        #expect(try JSONDecoder().decode(Receipt.self, from: run.stdout).files.map(\.sha256) == [sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))])
+    }
 }

@@ -53,7 +53,7 @@ struct StalledConnectionTests {
         let server = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", directory.path + "/uploads",
                                                        "--idle-timeout", "5", "--max-connections", "4096"], stdout: .discard, stderr: .discard)
         defer { server.stop() }
-        for _ in 0..<400 where !((try? RawSocket.connects(port: port)) ?? false) { try await Task.sleep(for: .milliseconds(25)) }
+        try await RawSocket.waitForListener(port: port, attempts: 400)
         let stalled = try await offPool { () -> [HeldConnection] in
             try (0..<2000).map { _ in
                 let connection = try HeldConnection(port: port)

@@ -62,11 +62,47 @@ enum RawSocket {
         return descriptor
     }
 
+    /// Waits until something accepts connections on 127.0.0.1:`port`, probing every 25 ms
+    /// (one connection a probe: a server with a short listen backlog is not flooded), for
+    /// at most `attempts` probes.
+    static func waitForListener(port: Int, attempts: Int = 400) async throws {
+        for _ in 0..<attempts {
+            if try connects(port: port) { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+    }
+
+    /// ``waitForListener(port:attempts:)`` for code that cannot suspend: it blocks its thread.
+    static func waitForListenerBlocking(port: Int, attempts: Int = 400) throws {
+        for _ in 0..<attempts {
+            if try connects(port: port) { return }
+            usleep(25_000)
+        }
+    }
+
     /// Whether something accepts connections on 127.0.0.1:`port`.
     static func connects(port: Int) throws -> Bool {
         guard let descriptor = try connect(port: port) else { return false }
         close(descriptor)
         return true
+    }
+
+    /// Connects to 127.0.0.1:`port`, sends `bytes`, and returns the first line of the
+    /// answer (empty when none came within 10 s), then closes.
+    static func sendAndReadStatusLine(port: Int, bytes: [UInt8]) throws -> String {
+        guard let descriptor = try connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
+        defer { close(descriptor) }
+        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !received.contains(0x0A) {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        return String(decoding: received.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
     }
 
     /// Connects to 127.0.0.1:`port`, sends `bytes`, and closes without waiting for an answer.

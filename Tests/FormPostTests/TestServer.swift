@@ -154,14 +154,31 @@ func whileRunning<App: ApplicationProtocol, T: Sendable>(
 
 /// Runs `formpost serve`'s server (an ``UploadServer``, over TLS with `tlsConfiguration`)
 /// storing into `directory` on a free port, and `body` with that port.
-/// With `tusExpiry`, it receives resumable uploads at `/files` too, kept that long.
-func withUploadServer<T: Sendable>(directory: String, tlsConfiguration: TLSConfiguration? = nil, limits: ConnectionLimits = ConnectionLimits(),
-                                   tusExpiry: Duration? = nil, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+/// With `resumableExpiry`, it receives resumable uploads too, kept that long: tus at
+/// `/files`, the IETF draft's with upload resources at `/uploads`.
+func withUploadServer<T: Sendable>(directory: String, configuration: ReceiverConfiguration? = nil, tlsConfiguration: TLSConfiguration? = nil,
+                                   limits: ConnectionLimits = ConnectionLimits(), resumableExpiry: Duration? = nil,
+                                   _ body: @Sendable (Int) async throws -> T) async throws -> T {
     var logger = Logger(label: "test")
     logger.logLevel = .critical
-    let configuration = ReceiverConfiguration(directory: directory)
+    let configuration = configuration ?? ReceiverConfiguration(directory: directory)
     let receiver = try UploadReceiver(configuration: configuration, logger: logger)
-    let tus = try tusExpiry.map { try TusReceiver(configuration: configuration, expiry: $0, logger: logger) }
-    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tlsConfiguration, connectionLimits: limits, tus: tus)
+    let tus = try resumableExpiry.map { try TusReceiver(configuration: configuration, expiry: $0, logger: logger) }
+    let resumable = try resumableExpiry.map { try ResumableUploadReceiver(receiver: receiver, expiry: $0, logger: logger) }
+    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tlsConfiguration, connectionLimits: limits,
+                              tus: tus, resumable: resumable)
     return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+}
+
+/// Blocks until an upload in progress in `stateDirectory` (a receiver's `.tus` or
+/// `.resumable`) holds more than `bytes`, or 60 s have passed.
+func waitUntilStored(in stateDirectory: String, moreThan bytes: Int64) {
+    for _ in 0..<1200 {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
+        let sizes = names.filter { $0.hasSuffix(".data") }.compactMap {
+            ((try? FileManager.default.attributesOfItem(atPath: stateDirectory + "/" + $0))?[.size] as? NSNumber)?.int64Value
+        }
+        if sizes.contains(where: { $0 > bytes }) { return }
+        usleep(50_000)
+    }
 }

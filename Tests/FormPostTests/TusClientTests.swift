@@ -17,18 +17,8 @@ struct TusClientTests {
         let server = try ChildProcess("python3", [Subprocess.interopScript("tus_server.py"), String(port), directory + "/files", completed],
                                       stdout: .discard, stderr: .inherit)
         defer { server.stop() }
-        for _ in 0..<400 where !((try? RawSocket.connects(port: port)) ?? false) { usleep(25_000) }
+        try await RawSocket.waitForListener(port: port, attempts: 400)
         return try await body(port, completed)
-    }
-
-    /// Starts the cutting proxy in front of `target`: the first `cuts` requests carrying
-    /// more than `after` bytes are cut there.
-    func cuttingProxy(to target: Int, after: Int, cuts: Int, log: String) throws -> (ChildProcess, Int) {
-        let port = try freePort()
-        let proxy = try ChildProcess("python3", [Subprocess.interopScript("cutting_proxy.py"), String(port), String(target), String(after), String(cuts), log],
-                                     stdout: .discard, stderr: .discard)
-        for _ in 0..<200 where !((try? RawSocket.connects(port: port)) ?? false) { usleep(25_000) }
-        return (proxy, port)
     }
 
     @Test("TusUploader sends a file to tuspyserver through a proxy that cuts three requests: it asks for the offset, goes on, and the stored file is intact")
@@ -39,7 +29,7 @@ struct TusClientTests {
         let state = ResumeStateStore(directory: directory.path + "/state")
         let log = directory.path + "/cuts.log"
         let (result, stored) = try await withTuspyServer(directory: directory.path) { port, completed in
-            let (proxy, proxyPort) = try cuttingProxy(to: port, after: 1_500_000, cuts: 3, log: log)
+            let (proxy, proxyPort) = try startCuttingProxy(to: port, after: 1_500_000, cuts: 3, log: log)
             defer { proxy.stop() }
             let uploader = TusUploader(chunkSize: 4 << 20, retry: RetryPolicy(maxRetries: 8, baseDelay: .milliseconds(20)), stateStore: state)
             let acknowledged = UploadsSeen()
@@ -63,24 +53,9 @@ struct TusClientTests {
         let uploads = try SampleDirectory()
         let file = try directory.file("big.bin", size: 48 << 20, seed: 5)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
-        let stateHome = "XDG_STATE_HOME=" + directory.path + "/state"
-        let (first, second) = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
-            let url = "http://127.0.0.1:\(port)/files"
-            let arguments = ["--resumable", "tus", "--chunk-size", "8M", "-T", file, url, "--json", "-s"]
-            let first = try await offPool { () -> Int32 in
-                let child = try ChildProcess("env", [stateHome, formpostBinary, "--limit-rate", "8M"] + arguments, stdout: .discard, stderr: .discard)
-                // Once the upload exists (its URL kept) and a second of bytes has gone: SIGKILL.
-                let state = directory.path + "/state/formpost"
-                for _ in 0..<1200 where ((try? FileManager.default.contentsOfDirectory(atPath: state)) ?? []).isEmpty { usleep(50_000) }
-                Thread.sleep(forTimeInterval: 1)
-                kill(child.pid, SIGKILL)
-                return try child.finish().status
-            }
-            // Run again as a user would after a crash, with retries for a loaded machine's hiccups.
-            let second = try await offPool {
-                try ChildProcess("env", [stateHome, formpostBinary, "--retry", "3", "--resumable", "tus", "--chunk-size", "8M", "-T", file, url, "--json"]).finish()
-            }
-            return (first, second)
+        let (first, second) = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+            try await killedAndRunAgain(["--resumable", "tus", "--chunk-size", "8M", "-T", file, "http://127.0.0.1:\(port)/files"],
+                                        stateHome: directory.path + "/state", stateDirectory: uploads.path + "/.tus")
         }
         #expect(first == -SIGKILL || first == 128 + SIGKILL || first == SIGKILL, "the first run ended by SIGKILL, not with \(first)")
         #expect(second.status == 0, "\(String(decoding: second.stderr, as: UTF8.self))")
@@ -109,7 +84,7 @@ extension TusClientTests {
         let directory = try SampleDirectory()
         let uploads = try SampleDirectory()
         let file = try directory.file("changing.bin", size: 6 << 20, seed: 2)
-        let error = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+        let error = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let uploader = TusUploader(chunkSize: 1 << 20, retry: .none, stateStore: ResumeStateStore(directory: directory.path + "/state"))
             do {
                 _ = try await uploader.upload(fileAt: file, to: URL(string: "http://127.0.0.1:\(port)/files")!) { progress in

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import FormPost
 import FormPostServer
@@ -43,21 +44,23 @@ struct TusReceiverTests {
         try await request("GET", url).validate().decode(TusState.self)
     }
 
-    @Test("tuspy uploads through a proxy that cuts three of its requests mid-body: it resumes from the offset, and the stored file is intact")
-    func independentClientThroughCuts() async throws {
+    @Test("tuspy uploads through a proxy that cuts three of its requests mid-body: it resumes from the offset, and the stored file is intact (without checksums, and with SHA-1 checksums, when nothing of a cut append counts)",
+          arguments: [false, true])
+    func independentClientThroughCuts(checksums: Bool) async throws {
         let directory = try SampleDirectory()
         let uploads = try SampleDirectory()
         let file = try directory.file("cut me.bin", size: 6 << 20, seed: 9)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
         let log = directory.path + "/cuts.log"
-        let stored = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+        let stored = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let proxyPort = try freePort()
             let proxy = try ChildProcess("python3", [Subprocess.interopScript("cutting_proxy.py"), String(proxyPort), String(port), "700000", "3", log],
                                          stdout: .discard, stderr: .discard)
             defer { proxy.stop() }
-            for _ in 0..<200 where !((try? RawSocket.connects(port: proxyPort)) ?? false) { usleep(25_000) }
+            try await RawSocket.waitForListener(port: proxyPort, attempts: 200)
             let url = try await offPool {
-                try Subprocess.run("python3", [Subprocess.interopScript("tus_upload.py"), "http://127.0.0.1:\(proxyPort)/files", file, String(2 << 20)])
+                try Subprocess.run("python3", [Subprocess.interopScript("tus_upload.py"), "http://127.0.0.1:\(proxyPort)/files", file, String(2 << 20)]
+                                   + (checksums ? ["checksum"] : []))
             }.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(url.hasPrefix("http://127.0.0.1:\(proxyPort)/files/"))
             let direct = url.replacingOccurrences(of: ":\(proxyPort)/", with: ":\(port)/")
@@ -78,7 +81,7 @@ struct TusReceiverTests {
         var random = SystemRandomNumberGenerator()
         let content = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
         let sent = 300 * 1024
-        let url = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+        let url = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let url = try await create(base, length: content.count)
             let path = String(url.dropFirst(base.count))
@@ -113,7 +116,7 @@ struct TusReceiverTests {
             return url
         }
         // Another server on the same directory: what was acknowledged is still there.
-        let done = try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+        let done = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let moved = url.replacingOccurrences(of: #":\d+/"#, with: ":\(port)/", options: .regularExpression)
             #expect(try await offset(moved) == Int64(sent))
             let rest = try await request("PATCH", moved, body: Array(content[sent...]), headers: [HTTPField.Name("Upload-Offset")!: String(sent)])
@@ -125,14 +128,82 @@ struct TusReceiverTests {
         #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + file.storedAs))) == sha256Hex(content))
     }
 
+    @Test("checksums: an append whose Upload-Checksum does not match answers 460 and counts for nothing, nor does one cut short; a matching one (SHA-1, SHA-256) counts; an unknown algorithm is 400")
+    func checksums() async throws {
+        let uploads = try SampleDirectory()
+        var random = SystemRandomNumberGenerator()
+        let content = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let half = content.count / 2
+        let first = Array(content[..<half]), second = Array(content[half...])
+        let checksum = HTTPField.Name("Upload-Checksum")!, offsetField = HTTPField.Name("Upload-Offset")!
+        @Sendable func sha1(_ bytes: [UInt8]) -> String { "sha1 " + Data(Insecure.SHA1.hash(data: bytes)).base64EncodedString() }
+        @Sendable func sha256(_ bytes: [UInt8]) -> String { "sha256 " + Data(SHA256.hash(data: bytes)).base64EncodedString() }
+        let done = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+            let base = "http://127.0.0.1:\(port)"
+            let url = try await create(base, length: content.count)
+            let wrong = try await request("PATCH", url, body: first, headers: [offsetField: "0", checksum: sha256(second)])
+            #expect(wrong.status == 460)
+            #expect(try await offset(url) == 0, "nothing of a mismatching append counts")
+            let unknown = try await request("PATCH", url, body: first, headers: [offsetField: "0", checksum: "md5 " + Data(repeating: 0, count: 16).base64EncodedString()])
+            #expect(unknown.status == 400)
+            let right = try await request("PATCH", url, body: first, headers: [offsetField: "0", checksum: sha1(first)])
+            #expect(right.status == 204 && right.headers[offsetField] == String(half))
+            // An append with a checksum, cut after 300 KiB: none of it counts.
+            let path = String(url.dropFirst(base.count))
+            let head = "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: \(half)\r\n"
+                + "Upload-Checksum: \(sha256(second))\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(second.count)\r\n\r\n"
+            try RawSocket.sendAndClose(port: port, bytes: Array(head.utf8) + second[..<(300 * 1024)])
+            var rest = try await request("PATCH", url, body: second, headers: [offsetField: String(half), checksum: sha256(second)])
+            for _ in 0..<100 where rest.status == 423 {
+                try await Task.sleep(for: .milliseconds(50))
+                rest = try await request("PATCH", url, body: second, headers: [offsetField: String(half), checksum: sha256(second)])
+            }
+            #expect(rest.status == 204 && rest.headers[offsetField] == String(content.count), "after the cut append, the offset was still \(half)")
+            return try await state(url)
+        }
+        let file = try #require(done.receipt?.files.first)
+        #expect(done.complete && file.sha256 == sha256Hex(content))
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + file.storedAs))) == sha256Hex(content))
+    }
+
+    @Test("a Content-Length that would overflow the offset answers 413, and the server goes on")
+    func hugeContentLength() async throws {
+        let uploads = try SampleDirectory()
+        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+            let base = "http://127.0.0.1:\(port)"
+            let url = try await create(base, length: 10)
+            #expect(try await request("PATCH", url, body: [1], headers: [HTTPField.Name("Upload-Offset")!: "0"]).status == 204)
+            let head = "PATCH \(url.dropFirst(base.count)) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 1\r\n"
+                + "Content-Type: application/offset+octet-stream\r\nContent-Length: 9223372036854775807\r\n\r\nbc"
+            let status = try await offPool { try RawSocket.sendAndReadStatusLine(port: port, bytes: Array(head.utf8)) }
+            #expect(status.hasPrefix("HTTP/1.1 413"), "answered \(status)")
+            #expect(try await offset(url) == 1)
+        }
+    }
+
+    @Test("past the uploads in progress allowed, creation answers 503 with Retry-After; an upload that ends makes room")
+    func uploadsInProgress() async throws {
+        let uploads = try SampleDirectory()
+        let configuration = ReceiverConfiguration(directory: uploads.path, maxUploadsInProgress: 1)
+        try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
+            let base = "http://127.0.0.1:\(port)"
+            let first = try await create(base, length: 10)
+            let refused = try await request("POST", base + "/files", headers: [HTTPField.Name("Upload-Length")!: "10"])
+            #expect(refused.status == 503 && refused.headers[.retryAfter] == "60")
+            #expect(try await request("DELETE", first).status == 204)
+            _ = try await create(base, length: 10)
+        }
+    }
+
     @Test("the protocol's refusals: 412 without Tus-Resumable, 413 over the size limit, 415, 404, 410 once expired, and DELETE")
     func refusals() async throws {
         let uploads = try SampleDirectory()
-        try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(3600)) { port in
+        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let options = try await client.send(nil, to: URL(string: base + "/files")!, method: RequestMethod(rawValue: "OPTIONS"))
             #expect(options.status == 204 && options.headers[HTTPField.Name("Tus-Version")!] == "1.0.0")
-            #expect(options.headers[HTTPField.Name("Tus-Extension")!] == "creation,termination,expiration")
+            #expect(options.headers[HTTPField.Name("Tus-Extension")!] == "creation,termination,expiration,checksum")
+            #expect(options.headers[HTTPField.Name("Tus-Checksum-Algorithm")!] == "sha1,sha256")
             let bare = try await client.send(nil, to: URL(string: base + "/files")!, method: .post, headers: [HTTPField.Name("Upload-Length")!: "5"])
             #expect(bare.status == 412)
             let huge = try await request("POST", base + "/files", headers: [HTTPField.Name("Upload-Length")!: String(20 << 30)])
@@ -149,7 +220,7 @@ struct TusReceiverTests {
             #expect(try await request("HEAD", url).status == 404)
         }
         // With uploads kept for a second only:
-        try await withUploadServer(directory: uploads.path, tusExpiry: .seconds(1)) { port in
+        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(1)) { port in
             let old = try await create("http://127.0.0.1:\(port)", length: 10)
             try await Task.sleep(for: .milliseconds(2100))
             #expect(try await request("HEAD", old).status == 410)
@@ -164,7 +235,7 @@ struct TusServerKilledTests {
     /// Starts `formpost serve` on `port` storing into `directory`; returns once it accepts.
     func serve(port: Int, directory: String) throws -> ChildProcess {
         let server = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", directory], stdout: .discard, stderr: .discard)
-        for _ in 0..<400 where !((try? RawSocket.connects(port: port)) ?? false) { usleep(25_000) }
+        try RawSocket.waitForListenerBlocking(port: port, attempts: 400)
         return server
     }
 

@@ -79,7 +79,7 @@ struct UploadPageTests {
             let port = try freePort()
             let server = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", storage.path] + arguments, stdout: .discard, stderr: .discard)
             defer { server.stop() }
-            for _ in 0..<400 where !((try? RawSocket.connects(port: port)) ?? false) { try await Task.sleep(for: .milliseconds(25)) }
+            try await RawSocket.waitForListener(port: port, attempts: 400)
             let response = try await client.send(nil, to: URL(string: "http://127.0.0.1:\(port)/")!, method: .get)
             if arguments.isEmpty {
                 #expect(response.status == 200 && response.body == Array(UploadPage.html.utf8))
