@@ -133,6 +133,7 @@ public struct ResumableUploadReceiver: Sendable {
         let most = self.receiver.configuration.maxUploadsInProgress
         let id: String = try await threadPool.runIfActive {
             receiver.removeExpired()
+            if store.inProgressCount() >= most { receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull) }
             guard store.inProgressCount() < most else {
                 var busy = UploadReceiver.json(ErrorBody(error: "\(most) uploads are in progress: try again later"), status: .serviceUnavailable)
                 busy.headers[.retryAfter] = "60"
@@ -394,10 +395,10 @@ public struct ResumableUploadReceiver: Sendable {
 
     /// Removes uploads older than ``expiry``. It blocks on the file system: at start, or on
     /// NIO's thread pool.
-    private func removeExpired() {
+    private func removeExpired(interval: Duration = UploadExpiry.sweepInterval) {
         let store = self.store
         let digests = self.digests
-        lifetime.sweep(store, locks: locks, logger: logger, created: { store.load($0, as: DraftUploadInfo.self)?.created }, removed: { digests.remove($0) })
+        lifetime.sweep(store, locks: locks, logger: logger, interval: interval, created: { store.load($0, as: DraftUploadInfo.self)?.created }, removed: { digests.remove($0) })
     }
 }
 

@@ -143,6 +143,7 @@ public struct TusReceiver: Sendable {
         let most = maxUploadsInProgress
         let id: String = try await threadPool.runIfActive {
             receiver.removeExpired()
+            if store.inProgressCount() >= most { receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull) }
             guard store.inProgressCount() < most else { throw TusFailure(.serviceUnavailable, "\(most) uploads are in progress: try again later") }
             return try store.create(info)
         }
@@ -311,10 +312,10 @@ public struct TusReceiver: Sendable {
 
     /// Removes uploads older than ``expiry`` (a completed one's file stays). It blocks on
     /// the file system: at start, or on NIO's thread pool.
-    private func removeExpired() {
+    private func removeExpired(interval: Duration = UploadExpiry.sweepInterval) {
         let store = self.store
         let digests = self.digests
-        lifetime.sweep(store, locks: locks, logger: logger, created: { store.load($0, as: TusUploadInfo.self)?.created }, removed: { digests.remove($0) })
+        lifetime.sweep(store, locks: locks, logger: logger, interval: interval, created: { store.load($0, as: TusUploadInfo.self)?.created }, removed: { digests.remove($0) })
     }
 
     static func answer(_ status: HTTPResponse.Status, message: String) -> Response {

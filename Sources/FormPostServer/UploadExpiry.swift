@@ -35,13 +35,15 @@ final class UploadExpiry: Sendable {
     }
 
     /// Removes the uploads of `store` that have expired and no request holds, unless a
-    /// sweep ran less than ``sweepInterval`` ago (each reads every upload's state). `created`
+    /// sweep ran less than `interval` ago (each reads every upload's state): ``sweepInterval``,
+    /// or ``sweepIntervalWhenFull`` when the uploads in progress reached their limit. `created`
     /// reads when an upload began (nil: unreadable, left alone); `removed` learns what went.
     /// It blocks on the file system: at start, or on NIO's thread pool.
-    func sweep(_ store: UploadStore, locks: UploadLocks, logger: Logger, created: (String) -> Double?, removed: (String) -> Void) {
+    func sweep(_ store: UploadStore, locks: UploadLocks, logger: Logger, interval: Duration = sweepInterval,
+               created: (String) -> Double?, removed: (String) -> Void) {
         let now = ContinuousClock.now
         let due = lastSweep.withLock { last in
-            guard last.map({ $0.duration(to: now) >= Self.sweepInterval }) ?? true else { return false }
+            guard last.map({ $0.duration(to: now) >= interval }) ?? true else { return false }
             last = now
             return true
         }
@@ -57,5 +59,9 @@ final class UploadExpiry: Sendable {
 
     /// The least time between two sweeps.
     static let sweepInterval: Duration = .seconds(10)
+    /// The least time between two sweeps once the uploads in progress reached their limit:
+    /// an expired upload makes room at once, and a flood of refused creations still reads
+    /// the states at most once a second.
+    static let sweepIntervalWhenFull: Duration = .seconds(1)
     private let lastSweep = Mutex<ContinuousClock.Instant?>(nil)
 }

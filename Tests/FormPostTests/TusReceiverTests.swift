@@ -181,7 +181,7 @@ struct TusReceiverTests {
         }
     }
 
-    @Test("past the uploads in progress allowed, creation answers 503 with Retry-After; an upload that ends makes room")
+    @Test("past the uploads in progress allowed, creation answers 503 with Retry-After; an upload that ends makes room, so does one that expired")
     func uploadsInProgress() async throws {
         let uploads = try SampleDirectory()
         let configuration = ReceiverConfiguration(directory: uploads.path, maxUploadsInProgress: 1)
@@ -192,6 +192,17 @@ struct TusReceiverTests {
             #expect(refused.status == 503 && refused.headers[.retryAfter] == "60")
             #expect(try await request("DELETE", first).status == 204)
             _ = try await create(base, length: 10)
+        }
+        // Uploads kept for a second: the expired one makes room at once, although the
+        // last sweep (at the first creation) ran less than 10 s before.
+        let other = try SampleDirectory()
+        let expiring = ReceiverConfiguration(directory: other.path, maxUploadsInProgress: 1)
+        try await withUploadServer(directory: other.path, configuration: expiring, resumableExpiry: .seconds(1)) { port in
+            let base = "http://127.0.0.1:\(port)"
+            _ = try await create(base, length: 10)
+            try await Task.sleep(for: .milliseconds(2100))
+            let next = try await request("POST", base + "/files", headers: [HTTPField.Name("Upload-Length")!: "10"])
+            #expect(next.status == 201, "the expired upload made room")
         }
     }
 
