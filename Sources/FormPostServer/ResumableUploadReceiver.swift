@@ -359,12 +359,7 @@ public struct ResumableUploadReceiver: Sendable {
         return try await threadPool.runIfActive {
             guard let info = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
             if lifetime.hasExpired(created: info.created) {
-                // Removed now unless a request holds it (the next sweep will).
-                if let token = locks.acquire(id) {
-                    store.remove(id)
-                    digests.remove(id)
-                    locks.release(id, token: token)
-                }
+                UploadExpiry.remove(id, from: store, locks: locks, digests: digests)
                 throw DraftFailure(.gone, "the upload expired")
             }
             return (info, info.answer == nil ? store.offset(id) : info.length ?? 0)
@@ -398,7 +393,7 @@ public struct ResumableUploadReceiver: Sendable {
     private func removeExpired(interval: Duration = UploadExpiry.sweepInterval) {
         let store = self.store
         let digests = self.digests
-        lifetime.sweep(store, locks: locks, logger: logger, interval: interval, created: { store.load($0, as: DraftUploadInfo.self)?.created }, removed: { digests.remove($0) })
+        lifetime.sweep(store, locks: locks, digests: digests, logger: logger, interval: interval) { store.load($0, as: DraftUploadInfo.self)?.created }
     }
 }
 

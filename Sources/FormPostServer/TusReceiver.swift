@@ -298,12 +298,7 @@ public struct TusReceiver: Sendable {
         return try await threadPool.runIfActive {
             guard let info = store.load(id, as: TusUploadInfo.self) else { throw TusFailure(.notFound, "no such upload") }
             if lifetime.hasExpired(created: info.created) {
-                // Removed now unless a request holds it (the next sweep will).
-                if let token = locks.acquire(id) {
-                    store.remove(id)
-                    digests.remove(id)
-                    locks.release(id, token: token)
-                }
+                UploadExpiry.remove(id, from: store, locks: locks, digests: digests)
                 throw TusFailure(.gone, "the upload expired")
             }
             return (info, info.file == nil ? unverified.offset(of: id) { store.offset(id) } : info.length)
@@ -315,7 +310,7 @@ public struct TusReceiver: Sendable {
     private func removeExpired(interval: Duration = UploadExpiry.sweepInterval) {
         let store = self.store
         let digests = self.digests
-        lifetime.sweep(store, locks: locks, logger: logger, interval: interval, created: { store.load($0, as: TusUploadInfo.self)?.created }, removed: { digests.remove($0) })
+        lifetime.sweep(store, locks: locks, digests: digests, logger: logger, interval: interval) { store.load($0, as: TusUploadInfo.self)?.created }
     }
 
     static func answer(_ status: HTTPResponse.Status, message: String) -> Response {

@@ -37,10 +37,10 @@ final class UploadExpiry: Sendable {
     /// Removes the uploads of `store` that have expired and no request holds, unless a
     /// sweep ran less than `interval` ago (each reads every upload's state): ``sweepInterval``,
     /// or ``sweepIntervalWhenFull`` when the uploads in progress reached their limit. `created`
-    /// reads when an upload began (nil: unreadable, left alone); `removed` learns what went.
+    /// reads when an upload began (nil: unreadable, left alone).
     /// It blocks on the file system: at start, or on NIO's thread pool.
-    func sweep(_ store: UploadStore, locks: UploadLocks, logger: Logger, interval: Duration = sweepInterval,
-               created: (String) -> Double?, removed: (String) -> Void) {
+    func sweep(_ store: UploadStore, locks: UploadLocks, digests: RunningDigests, logger: Logger, interval: Duration = sweepInterval,
+               created: (String) -> Double?) {
         let now = ContinuousClock.now
         let due = lastSweep.withLock { last in
             guard last.map({ $0.duration(to: now) >= interval }) ?? true else { return false }
@@ -49,12 +49,20 @@ final class UploadExpiry: Sendable {
         }
         guard due else { return }
         for id in store.ids() {
-            guard let began = created(id), hasExpired(created: began), let token = locks.acquire(id) else { continue }
-            store.remove(id)
-            removed(id)
-            locks.release(id, token: token)
+            guard let began = created(id), hasExpired(created: began), Self.remove(id, from: store, locks: locks, digests: digests) else { continue }
             logger.notice("removed upload \(id), begun more than \(lifetime) ago")
         }
+    }
+
+    /// Removes the upload `id` — its state, data and running digest — unless a request
+    /// holds it (then a later sweep will); whether it did. It blocks on the file system.
+    @discardableResult
+    static func remove(_ id: String, from store: UploadStore, locks: UploadLocks, digests: RunningDigests) -> Bool {
+        guard let token = locks.acquire(id) else { return false }
+        store.remove(id)
+        digests.remove(id)
+        locks.release(id, token: token)
+        return true
     }
 
     /// The least time between two sweeps.
