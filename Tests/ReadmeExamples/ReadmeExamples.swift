@@ -105,15 +105,29 @@ func readmeExample6() async throws {
 
 /// README.md, Swift block 7.
 func readmeExample7() async throws {
-    let uploader = TusUploader(chunkSize: 64 << 20, retry: RetryPolicy(maxRetries: 5))
-    let result = try await uploader.upload(fileAt: "big.iso", to: URL(string: "https://example.com/files")!) { progress in
+    var form = MultipartForm()
+    form.append(name: "title", value: "Holiday")
+    try form.append(name: "video", fileAt: "holiday.mp4")
+    let uploader = ResumableUploader(chunkSize: 64 << 20, retry: RetryPolicy(maxRetries: 5))
+    let result = try await uploader.upload(form, to: URL(string: "https://example.com/upload")!) { progress in
         print(progress.acknowledged, "of", progress.total, "acknowledged; resumed at", progress.resumedFrom)
     }
-    print(result.uploadURL, result.resumedFrom, result.bytesSent)
+    print(result.response.status, result.uploadURL, result.bytesSent)   // the target's answer to the whole form
 }
 
 /// README.md, Swift block 8.
 func readmeExample8() async throws {
+    let uploader = TusUploader(chunkSize: 64 << 20, retry: RetryPolicy(maxRetries: 5), checksums: true)
+    let endpoint = URL(string: "https://example.com/files")!
+    let result = try await uploader.upload(fileAt: "big.iso", to: endpoint) { progress in
+        print(progress.acknowledged, "of", progress.total)
+    }
+    print(result.uploadURL, result.resumedFrom, result.bytesSent)
+    _ = try await uploader.abandonUpload(fileAt: "other.iso", to: endpoint)   // DELETE the upload an earlier run left
+}
+
+/// README.md, Swift block 9.
+func readmeExample9() async throws {
     struct SearchResults: Decodable { let items: [String] }
     let token = "…"
     let searchURL = URL(string: "https://example.com/search")!
@@ -126,8 +140,8 @@ func readmeExample8() async throws {
     print(results.items)
 }
 
-/// README.md, Swift block 9.
-func readmeExample9() async throws {
+/// README.md, Swift block 10.
+func readmeExample10() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads", maxFileSize: 1 << 30))
     let router = Router()
     router.post("upload") { request, context in
