@@ -106,8 +106,6 @@ struct UploadCommand: AsyncParsableCommand {
             guard let name = HTTPField.Name(field.name) else { throw UsageError("header \"\(line)\": \"\(field.name)\" is not a valid field name") }
             extraHeaders.append(HTTPField(name: name, value: field.value))
         }
-        let (body, defaultMethod) = try requestBody()
-        let requestMethod = RequestMethod(rawValue: method ?? defaultMethod.rawValue)
         let follows = location || locationTrusted
         let retryPolicy = retryDelay.map { RetryPolicy(maxRetries: retry, baseDelay: .seconds($0), maxDelay: .seconds($0)) } ?? RetryPolicy(maxRetries: retry)
         let options = UploadOptions(retry: retry > 0 ? retryPolicy : .none, maxRedirects: follows ? max(0, maxRedirects) : 0,
@@ -117,6 +115,10 @@ struct UploadCommand: AsyncParsableCommand {
         if resumable.mode != nil {
             return try await uploadResumably(client: client, target: target, headers: extraHeaders, options: options, bar: bar)
         }
+        // After the resumable branch, which builds its own body: a form built here too would
+        // read each `<file` twice, and standard input (`@-`) only once.
+        let (body, defaultMethod) = try requestBody()
+        let requestMethod = RequestMethod(rawValue: method ?? defaultMethod.rawValue)
         let lastSent = Mutex(Int64(0))
         let request = client.requestSerializer.request(requestMethod, target, body: body, headers: extraHeaders)
         if verbose { printRequestHead(request) }

@@ -243,4 +243,19 @@ struct ResumableReceiverTests {
         let receipt = try JSONDecoder().decode(Receipt.self, from: ours.stdout)
         #expect(receipt.fields == [.init(name: "title", value: "hi")] && receipt.files.map(\.sha256) == [expected])
     }
+
+    @Test("formpost --resumable ietf -F note=<- reads standard input once, into the form it uploads")
+    func formFromStandardInput() async throws {
+        let directory = try SampleDirectory()
+        let uploads = try SampleDirectory()
+        let run = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+            try await offPool {
+                try ChildProcess("env", ["XDG_STATE_HOME=" + directory.path + "/state", formpostBinary, "-s", "--resumable", "ietf",
+                                         "-F", "note=<-", "-F", "title=hi", "http://127.0.0.1:\(port)/upload"], input: Data("from standard input".utf8)).finish()
+            }
+        }
+        #expect(run.status == 0, "\(String(decoding: run.stderr, as: UTF8.self))")
+        let receipt = try JSONDecoder().decode(Receipt.self, from: run.stdout)
+        #expect(receipt.fields == [.init(name: "note", value: "from standard input"), .init(name: "title", value: "hi")])
+    }
 }
