@@ -4,7 +4,8 @@ import NIOPosix
 /// Writes received buffers to an open file in batches: the buffers (slices of the
 /// connection's own, not copies) are gathered until ``batchSize`` bytes, then written in one
 /// go on NIO's thread pool, so that a slow disk blocks one of its threads, never the Swift
-/// concurrency pool. Used by ``FileSink`` (multipart files) and ``TusReceiver`` (appends).
+/// concurrency pool. Used by ``FileSink`` (multipart files); appends of resumable uploads
+/// go through ``PipelinedFileWriter``.
 struct BatchedFileWriter {
     /// The file written to; the caller opened it and closes it.
     let descriptor: Int32

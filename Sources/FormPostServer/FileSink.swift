@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Crypto
 import Foundation
+import Multipart
 import NIOCore
 import NIOPosix
 
@@ -34,7 +35,7 @@ package struct FileSink {
 
     /// Creates the partial file of a new upload in `directory`.
     static func create(directory: String, mode: UInt16, threadPool: NIOThreadPool = .singleton) async throws -> FileSink {
-        let name = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let name = UploadStore.randomName()
         let partialPath = directory + "/" + partialPrefix + name
         let descriptor = try await threadPool.runIfActive {
             let descriptor = open(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -88,7 +89,7 @@ package struct FileSink {
                 throw ReceiverFailure.storing("storing an upload failed", errno: code)
             }
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hexadecimal.string(hasher.finalize())
     }
 
     /// Closes and removes the partial file.

@@ -133,8 +133,12 @@ public struct ResumableUploadReceiver: Sendable {
         let most = self.receiver.configuration.maxUploadsInProgress
         let id: String = try await threadPool.runIfActive {
             receiver.removeExpired()
-            if store.inProgressCount() >= most { receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull) }
-            guard store.inProgressCount() < most else {
+            var inProgress = store.inProgressCount()
+            if inProgress >= most {
+                receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull)
+                inProgress = store.inProgressCount()
+            }
+            guard inProgress < most else {
                 var busy = UploadReceiver.json(ErrorBody(error: "\(most) uploads are in progress: try again later"), status: .serviceUnavailable)
                 busy.headers[.retryAfter] = "60"
                 throw DraftFailure(response: busy, complete: nil)
@@ -171,7 +175,7 @@ public struct ResumableUploadReceiver: Sendable {
     private func state(_ id: String, channel: (any Channel)?, version: Int?, head: Bool) async throws -> Response {
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
-        let (info, offset) = try await current(id)
+        let (info, offset) = try await current(id, held: true)
         if !head, let answer = info.answer { return replay(answer, version: version) }
         var headers: HTTPFields = [.uploadOffset: String(offset), .cacheControl: "no-store",
                                    .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
@@ -199,7 +203,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
-        var (info, offset) = try await current(id)
+        var (info, offset) = try await current(id, held: true)
         guard claimed == offset else {
             var response = UploadReceiver.json(UploadProblem.mismatchingOffset(expected: offset, provided: claimed), status: .conflict)
             response.headers[.contentType] = "application/problem+json"
@@ -243,7 +247,7 @@ public struct ResumableUploadReceiver: Sendable {
     private func cancel(_ id: String, channel: (any Channel)?) async throws -> Response {
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
-        _ = try await current(id)
+        _ = try await current(id, held: true)
         let store = self.store
         try await threadPool.runIfActive { store.remove(id) }
         digests.remove(id)
@@ -280,8 +284,9 @@ public struct ResumableUploadReceiver: Sendable {
         guard offset == info.length else {
             throw DraftFailure(response: Self.problem(.inconsistentLength("the upload was completed at \(offset) bytes, not at its length of \(info.length ?? 0)")), complete: false)
         }
+        let answer = info.isForm ? await answerForm(id, info: info) : try await storeFile(id, info: info)
         var done = info
-        done.answer = info.isForm ? await answerForm(id, info: info) : try await storeFile(id, info: info)
+        done.answer = answer
         let (store, saved) = (self.store, done)
         try await threadPool.runIfActive {
             // The answer first: until it is saved, the data still says where the upload stands.
@@ -289,8 +294,8 @@ public struct ResumableUploadReceiver: Sendable {
             store.removeData(id)
         }
         digests.remove(id)
-        logger.info("upload \(id) complete: \(offset) bytes, answered \(done.answer?.status ?? 0)")
-        var response = replay(done.answer ?? StoredAnswer(status: 500, json: "{}"), version: version)
+        logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
+        var response = replay(answer, version: version)
         response.headers[.location] = location
         return response
     }
@@ -311,7 +316,7 @@ public struct ResumableUploadReceiver: Sendable {
 
     /// Stores the representation of upload `id` as one file and answers its receipt.
     private func storeFile(_ id: String, info: DraftUploadInfo) async throws -> StoredAnswer {
-        let sha256 = digests.take(id, at: info.length ?? 0).map { UploadStore.hex($0.finalize()) }
+        let sha256 = digests.take(id, at: info.length ?? 0).map { Hexadecimal.string($0.finalize()) }
         let store = self.store
         let (storedAs, digest) = try await threadPool.runIfActive { try store.storeData(id, sha256: sha256) }
         let filename = info.contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
@@ -353,13 +358,14 @@ public struct ResumableUploadReceiver: Sendable {
 
     /// The upload `id` and its offset (its length once complete).
     ///
-    /// - Throws: ``DraftFailure`` 404 for an unknown upload, 410 for an expired one (which is removed).
-    private func current(_ id: String) async throws -> (DraftUploadInfo, Int64) {
+    /// - Throws: ``DraftFailure`` 404 for an unknown upload, 410 for an expired one (which is
+    ///   removed, now if no other request holds it — `held`: the caller does — else by a later sweep).
+    private func current(_ id: String, held: Bool = false) async throws -> (DraftUploadInfo, Int64) {
         let (store, lifetime, locks, digests) = (self.store, self.lifetime, self.locks, self.digests)
         return try await threadPool.runIfActive {
             guard let info = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
             if lifetime.hasExpired(created: info.created) {
-                UploadExpiry.remove(id, from: store, locks: locks, digests: digests)
+                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw DraftFailure(.gone, "the upload expired")
             }
             return (info, info.answer == nil ? store.offset(id) : info.length ?? 0)
@@ -376,9 +382,9 @@ public struct ResumableUploadReceiver: Sendable {
     }
 
     private func tooLarge(contentType: String, version: Int?) -> DraftFailure {
-        var response = UploadReceiver.json(ErrorBody(error: "the upload exceeds the limit of \(limits(contentType: contentType, info: nil).maxSize ?? 0) bytes"),
-                                           status: .contentTooLarge)
-        response.headers[.uploadLimit] = limits(contentType: contentType, info: nil).fieldValue(interopVersion: version)
+        let limits = limits(contentType: contentType, info: nil)
+        var response = UploadReceiver.json(ErrorBody(error: "the upload exceeds the limit of \(limits.maxSize ?? 0) bytes"), status: .contentTooLarge)
+        response.headers[.uploadLimit] = limits.fieldValue(interopVersion: version)
         return DraftFailure(response: response, complete: false)
     }
 

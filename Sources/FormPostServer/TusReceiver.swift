@@ -77,7 +77,7 @@ public struct TusReceiver: Sendable {
 
     /// Whether `path` is this receiver's (``basePath`` or an upload under it).
     public func handles(_ path: String) -> Bool {
-        path == basePath || path == basePath + "/" || path.hasPrefix(basePath + "/")
+        path == basePath || path.hasPrefix(basePath + "/")
     }
 
     /// Answers one request under ``basePath``.
@@ -143,8 +143,12 @@ public struct TusReceiver: Sendable {
         let most = maxUploadsInProgress
         let id: String = try await threadPool.runIfActive {
             receiver.removeExpired()
-            if store.inProgressCount() >= most { receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull) }
-            guard store.inProgressCount() < most else { throw TusFailure(.serviceUnavailable, "\(most) uploads are in progress: try again later") }
+            var inProgress = store.inProgressCount()
+            if inProgress >= most {
+                receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull)
+                inProgress = store.inProgressCount()
+            }
+            guard inProgress < most else { throw TusFailure(.serviceUnavailable, "\(most) uploads are in progress: try again later") }
             return try store.create(info)
         }
         if length == 0 {
@@ -200,7 +204,7 @@ public struct TusReceiver: Sendable {
         let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
         guard let token = locks.acquire(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
         defer { locks.release(id, token: token) }
-        let (info, offset) = try await current(id)
+        let (info, offset) = try await current(id, held: true)
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
         if let declared = request.headers[.contentLength].flatMap(Int64.init) {
             guard declared >= 0 else { throw TusFailure(.badRequest, "Content-Length is negative") }
@@ -253,7 +257,7 @@ public struct TusReceiver: Sendable {
     /// Stores the complete upload `id`, whose SHA-256 `digest` covers every byte (or is
     /// read from its data when nil).
     private func completeNow(_ id: String, info: TusUploadInfo, digest: SHA256?) async throws {
-        let sha256 = digest.map { UploadStore.hex($0.finalize()) }
+        let sha256 = digest.map { Hexadecimal.string($0.finalize()) }
         let receiver = self
         let done = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: sha256) }
         logger.info("upload \(id) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
@@ -292,13 +296,14 @@ public struct TusReceiver: Sendable {
 
     /// The upload `id` and its offset (its length once complete).
     ///
-    /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (which is removed).
-    private func current(_ id: String) async throws -> (TusUploadInfo, Int64) {
+    /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (which is
+    ///   removed, now if no other request holds it — `held`: the caller does — else by a later sweep).
+    private func current(_ id: String, held: Bool = false) async throws -> (TusUploadInfo, Int64) {
         let (store, lifetime, unverified, locks, digests) = (self.store, self.lifetime, self.unverified, self.locks, self.digests)
         return try await threadPool.runIfActive {
             guard let info = store.load(id, as: TusUploadInfo.self) else { throw TusFailure(.notFound, "no such upload") }
             if lifetime.hasExpired(created: info.created) {
-                UploadExpiry.remove(id, from: store, locks: locks, digests: digests)
+                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw TusFailure(.gone, "the upload expired")
             }
             return (info, info.file == nil ? unverified.offset(of: id) { store.offset(id) } : info.length)

@@ -54,14 +54,16 @@ final class UploadExpiry: Sendable {
         }
     }
 
-    /// Removes the upload `id` — its state, data and running digest — unless a request
-    /// holds it (then a later sweep will); whether it did. It blocks on the file system.
+    /// Removes the upload `id` — its state, data and running digest — unless another
+    /// request holds it (then a later sweep will); whether it did. `held`: the caller holds
+    /// it. It blocks on the file system.
     @discardableResult
-    static func remove(_ id: String, from store: UploadStore, locks: UploadLocks, digests: RunningDigests) -> Bool {
-        guard let token = locks.acquire(id) else { return false }
+    static func remove(_ id: String, from store: UploadStore, locks: UploadLocks, digests: RunningDigests, held: Bool = false) -> Bool {
+        let token = held ? nil : locks.acquire(id)
+        guard held || token != nil else { return false }
         store.remove(id)
         digests.remove(id)
-        locks.release(id, token: token)
+        if let token { locks.release(id, token: token) }
         return true
     }
 

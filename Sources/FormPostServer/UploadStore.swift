@@ -141,11 +141,6 @@ struct UploadStore: Sendable {
             if count == 0 { break }
             block.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
-        return Self.hex(hasher.finalize())
-    }
-
-    /// A digest in lowercase hexadecimal.
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
+        return Hexadecimal.string(hasher.finalize())
     }
 }

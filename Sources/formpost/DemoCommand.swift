@@ -134,7 +134,7 @@ enum SampleFiles {
         defer { try? handle.close() }
         var hasher = SHA256()
         while let chunk = try handle.read(upToCount: 4 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hexadecimal.string(hasher.finalize())
     }
 
     static func pseudoRandom(_ count: Int, seed: UInt64) -> [UInt8] {
