@@ -10,7 +10,8 @@ import ResumableHTTP
 /// `application/partial-upload` at `Upload-Offset`, the last with `Upload-Complete: ?1`,
 /// whose answer is the target's answer to the whole representation.
 final class DraftExchange: ResumableExchange {
-    let protocolName = "ietf"
+    /// The protocol's name in the state store's entries.
+    static let protocolName = "ietf"
     private let method: RequestMethod
     /// The representation's `Content-Type` (and `Content-Disposition`), sent with the creation.
     private let representationFields: HTTPFields

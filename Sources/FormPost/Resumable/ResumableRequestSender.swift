@@ -60,8 +60,6 @@ enum AppendOutcome: Equatable {
 /// ``ResumableRun``, which drives the upload: what is sent, and what the answers mean.
 /// Fatal answers throw a ``ResumableUploadError``; an exchange belongs to one run.
 protocol ResumableExchange: AnyObject {
-    /// `tus` or `ietf`, as kept in the state store.
-    var protocolName: String { get }
     /// The largest request content the server accepts, once known.
     var maxAppendSize: Int64? { get }
     /// The least request content the server accepts (but in the last request), once known.

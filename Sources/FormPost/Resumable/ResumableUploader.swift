@@ -87,9 +87,7 @@ public struct ResumableUploader: Sendable {
     public func upload(_ form: MultipartForm, to url: URL, method: RequestMethod = .post, headers: HTTPFields = [:],
                        progress: (@Sendable (ResumableProgress) -> Void)? = nil) async throws -> ResumableUploadResult {
         var form = form
-        let identity = try Self.identity(of: form)
-        var entry = ResumeEntry(uploadURL: "", path: "form:" + identity, size: try form.plan().contentLength ?? 0, modified: 0,
-                                endpoint: url.absoluteString, protocolName: "ietf")
+        var entry = try Self.entry(of: form, endpoint: url)
         if let kept = stateStore?.load(matching: entry), let boundary = kept.boundary {
             form.boundary = try Boundary(resuming: boundary)
         }
@@ -110,7 +108,7 @@ public struct ResumableUploader: Sendable {
         let file = try ResumableFile(path: path, contentType: contentType)
         let disposition = "inline; filename=\"\(ContentDisposition.escape(file.name))\""
         let exchange = DraftExchange(method: method, contentType: file.body.contentType, representationFields: [.contentDisposition: disposition])
-        return try await run(exchange, plan: file.body.plan, entry: file.entry(endpoint: url, protocolName: "ietf"), endpoint: url, headers: headers, progress: progress)
+        return try await run(exchange, plan: file.body.plan, entry: file.entry(endpoint: url, protocolName: DraftExchange.protocolName), endpoint: url, headers: headers, progress: progress)
     }
 
     /// Cancels the upload resource at `uploadURL` (`DELETE`); one already gone (404, 410)
@@ -128,15 +126,13 @@ public struct ResumableUploader: Sendable {
     /// Cancels the upload of the file at `path` to `url` that an earlier run left
     /// unfinished, and forgets it. Returns the upload resource's URL, or nil when none was kept.
     public func abandonUpload(fileAt path: String, to url: URL, headers: HTTPFields = [:]) async throws -> URL? {
-        try await abandon(try ResumableFile(path: path).entry(endpoint: url, protocolName: "ietf"), headers: headers)
+        try await abandon(try ResumableFile(path: path).entry(endpoint: url, protocolName: DraftExchange.protocolName), headers: headers)
     }
 
     /// Cancels the upload of `form` to `url` that an earlier run left unfinished, and
     /// forgets it. Returns the upload resource's URL, or nil when none was kept.
     public func abandonUpload(_ form: MultipartForm, to url: URL, headers: HTTPFields = [:]) async throws -> URL? {
-        let entry = ResumeEntry(uploadURL: "", path: "form:" + (try Self.identity(of: form)), size: try form.plan().contentLength ?? 0,
-                                modified: 0, endpoint: url.absoluteString, protocolName: "ietf")
-        return try await abandon(entry, headers: headers)
+        try await abandon(try Self.entry(of: form, endpoint: url), headers: headers)
     }
 
     private func abandon(_ entry: ResumeEntry, headers: HTTPFields) async throws -> URL? {
@@ -158,6 +154,12 @@ public struct ResumableUploader: Sendable {
                                protocolFields: [.uploadDraftInteropVersion: String(Self.interopVersion)], stallLimit: stallTimeout)
     }
 
+    /// The state store's entry of an upload of `form` to `endpoint`, keyed by the form's identity.
+    private static func entry(of form: MultipartForm, endpoint: URL) throws -> ResumeEntry {
+        ResumeEntry(uploadURL: "", path: "form:" + (try identity(of: form)), size: try form.plan().contentLength ?? 0, modified: 0,
+                    endpoint: endpoint.absoluteString, protocolName: DraftExchange.protocolName)
+    }
+
     /// The SHA-256 (hexadecimal) of what identifies `form`'s body whatever its boundary:
     /// its parts' headers and text, and each file's path, size and identity.
     ///
@@ -167,7 +169,7 @@ public struct ResumableUploader: Sendable {
         probe.boundary = try Boundary(identityBoundary)
         var hasher = SHA256()
         try probe.plan().feedIdentity { hasher.update(bufferPointer: $0) }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hexadecimal.string(hasher.finalize())
     }
 
     /// The boundary a form's identity is computed with.

@@ -9,7 +9,8 @@ import ResumableHTTP
 /// `PATCH` appends `application/offset+octet-stream` — with `Upload-Checksum` when the
 /// server verifies one (SHA-256, else SHA-1) and ``TusUploader/checksums`` allows it.
 final class TusExchange: ResumableExchange {
-    let protocolName = "tus"
+    /// The protocol's name in the state store's entries.
+    static let protocolName = "tus"
     let maxAppendSize: Int64? = nil
     let minAppendSize: Int64? = nil
     private let metadata: [String: String]

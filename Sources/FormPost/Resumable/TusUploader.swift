@@ -88,7 +88,7 @@ public struct TusUploader: Sendable {
         fullMetadata["filetype"] = fullMetadata["filetype"] ?? MIMEType.forFilename(file.path)
         let run = ResumableRun(exchange: TusExchange(metadata: fullMetadata, checksums: checksums), sender: sender(headers: headers),
                                plan: file.body.plan, retry: retry, stateStore: stateStore, chunkSize: chunkSize,
-                               minimumChunkSize: Self.minimumChunkSize, entry: file.entry(endpoint: endpoint, protocolName: "tus"), progress: progress)
+                               minimumChunkSize: Self.minimumChunkSize, entry: file.entry(endpoint: endpoint, protocolName: TusExchange.protocolName), progress: progress)
         return try await run.perform(endpoint: endpoint)
     }
 
@@ -108,7 +108,7 @@ public struct TusUploader: Sendable {
     /// unfinished, and forgets it: the next upload of the file starts anew. Returns the
     /// upload's URL, or nil when none was kept.
     public func abandonUpload(fileAt path: String, to endpoint: URL, headers: HTTPFields = [:]) async throws -> URL? {
-        let entry = try ResumableFile(path: path).entry(endpoint: endpoint, protocolName: "tus")
+        let entry = try ResumableFile(path: path).entry(endpoint: endpoint, protocolName: TusExchange.protocolName)
         guard let kept = stateStore?.load(matching: entry), let url = URL(string: kept.uploadURL) else { return nil }
         try await terminate(url, headers: headers)
         stateStore?.remove(matching: entry)
