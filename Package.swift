@@ -3,7 +3,10 @@ import PackageDescription
 
 let package = Package(
     name: "FormPost",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    // Mutex, TaskExecutor and String(validating:) need these; visionOS is declared so that
+    // SwiftPM does not assume 1.0. FormPostServer and formpost do not build for watchOS
+    // (Hummingbird's NIOTransportServices excludes it): Multipart and FormPost do.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Multipart", targets: ["Multipart"]),
         .library(name: "FormPost", targets: ["FormPost"]),
@@ -76,7 +79,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
-        .testTarget(name: "FormpostCommandTests", dependencies: ["formpost"]),
+        .testTarget(name: "FormpostCommandTests", dependencies: ["formpost", "FormPost"]),
         // The README's Swift blocks, written here by scripts/readme-examples: compiled, not run.
         .testTarget(
             name: "ReadmeExamples",
@@ -94,6 +97,8 @@ let package = Package(
                 "Multipart", "FormPost", "FormPostServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

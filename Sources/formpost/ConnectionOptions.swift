@@ -24,11 +24,6 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("connect-timeout"), help: "The connection's time limit in seconds.")
     var connectTimeout: Double?
 
-    /// Whether any option asks for more than the default connection.
-    var isCustomized: Bool {
-        caCertificates != nil || insecure || certificate != nil || key != nil || http1Only || http2 || proxy != nil || connectTimeout != nil
-    }
-
     /// The AsyncHTTPClient configuration these options describe.
     ///
     /// - Throws: ``ConnectionOptions/CertificateFileError`` (curl's exit 58 or 77) for a
@@ -40,6 +35,9 @@ struct ConnectionOptions: ParsableArguments {
         // As curl: a connection that fails is not tried again unless --retry says so.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.httpVersion = http1Only ? .http1Only : .automatic
+        // As curl: a refused or unreachable server fails at once (exit 7); on Apple
+        // platforms Network.framework would otherwise wait for connectivity until the timeout.
+        configuration.networkFrameworkWaitForConnectivity = false
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caCertificates {
             do {

@@ -38,7 +38,7 @@ enum ExitStatus: Int32 {
         case UploadError.cannotResolve: return .cannotResolve
         case UploadError.cannotConnect: return .cannotConnect
         case UploadError.timedOut: return .timedOut
-        case UploadError.invalidURL, UploadError.methodCannotCarryBody: return .usage
+        case UploadError.invalidURL, UploadError.methodCannotCarryBody, UploadError.unsupportedConfiguration: return .usage
         case UploadError.transport: return .sendError
         // curl: "CONNECT tunnel failed" is a receive error.
         case UploadError.proxyRefused: return .receiveError

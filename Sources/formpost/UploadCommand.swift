@@ -181,7 +181,8 @@ struct UploadCommand: AsyncParsableCommand {
             let session = URLSessionTransport(configuration: configuration)
             return (session, { session.invalidate() })
         }
-        guard connection.isCustomized else { return (AsyncHTTPClientTransport.shared, {}) }
+        // A transport of its own even without options: the command's connections fail at
+        // once where a library's would wait for connectivity (networkFrameworkWaitForConnectivity).
         let client = AsyncHTTPClientTransport(configuration: try connection.makeConfiguration())
         return (client, { try? await client.shutdown() })
     }

@@ -35,6 +35,9 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
     /// The proxy refused to open the way: 407, it asks for credentials; nil, it answered
     /// `CONNECT` with another status or something that is not HTTP.
     case proxyRefused(status: Int?)
+    /// The transport was configured with something its networking stack cannot do (e.g.
+    /// a client certificate on Network.framework); nothing was sent.
+    case unsupportedConfiguration(String)
 
     public var description: String {
         switch self {
@@ -71,6 +74,8 @@ public enum UploadError: Error, Sendable, CustomStringConvertible {
             return "The proxy asks for credentials (407): give them in the proxy URL, http://user:password@host:port (HTTPClient.Configuration.Proxy's authorization)."
         case .proxyRefused:
             return "The proxy refused to open a connection to the server (CONNECT was not answered 2xx)."
+        case .unsupportedConfiguration(let reason):
+            return "The transport cannot be used as configured: \(reason)."
         case .untrustedCertificate(let host, let reason):
             return "The certificate of \(host) was not accepted: \(reason). Trust its CA with --cacert FILE (TLSConfiguration.trustRoots), or skip verification with -k."
         }

@@ -7,15 +7,26 @@ import NIOSSL
 
 /// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
 /// stream from the plan with a known `Content-Length`, or chunked when a stream part has
-/// no length. On plaintext HTTP/1.1 without a rate cap, file parts go to the socket by
-/// `sendfile` (no copy through user space); otherwise everything is read into 1 MiB
-/// buffers. Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
+/// no length. On plaintext HTTP/1.1 without a rate cap, on NIOPosix's event loops, file
+/// parts go to the socket by `sendfile` (no copy through user space); otherwise — TLS,
+/// HTTP/2, a rate cap, Network.framework — everything is read into recycled buffers.
+/// Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
+///
+/// On Apple platforms the transports FormPost makes run on Network.framework
+/// (AsyncHTTPClient's `HTTPClient.defaultEventLoopGroup`, as Apple recommends for cellular,
+/// VPN and Wi-Fi Assist), unless their TLS configuration has a client certificate or
+/// another feature only NIOSSL has: those run on NIOPosix's `MultiThreadedEventLoopGroup`.
+/// Whatever the group — also an `HTTPClient` passed in — the body is written the way the
+/// group it runs on accepts, and Network.framework's errors become the same
+/// ``UploadError``s as NIOPosix's.
 public final class AsyncHTTPClientTransport: UploadTransport {
     private let client: HTTPClient
     private let ownsClient: Bool
+    /// Why this transport cannot send, found when it was made; thrown by every ``send(_:)``.
+    private let configurationProblem: UploadError?
 
     /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
-    public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), owned: false)
+    public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), eventLoopGroup: nil, owned: false)
 
     /// Creates a transport with its own `HTTPClient` (default TLS and HTTP version policy);
     /// call ``shutdown()`` when done.
@@ -36,7 +47,13 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     ///     configuration.tlsConfiguration = tls
     ///     configuration.httpVersion = .http1Only
     ///     let transport = AsyncHTTPClientTransport(configuration: configuration)
-    public convenience init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup) {
+    ///
+    /// `eventLoopGroup` nil lets FormPost choose: Network.framework on Apple platforms unless
+    /// the TLS configuration needs NIOSSL (a client certificate or key, a key log callback,
+    /// `.noHostnameVerification`), NIOPosix's singleton otherwise. A Network.framework group
+    /// given with such a TLS configuration makes every ``send(_:)`` throw
+    /// ``UploadError/unsupportedConfiguration(_:)`` (AsyncHTTPClient would stop the process).
+    public convenience init(configuration: HTTPClient.Configuration, eventLoopGroup: (any EventLoopGroup)? = nil) {
         self.init(configuration: configuration, eventLoopGroup: eventLoopGroup, owned: true)
     }
 
@@ -46,20 +63,36 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// ``FormPostClient`` follows redirects itself (re-sending bodies from the plan, dropping
     /// credentials across origins); a client configured to follow them answers them before
     /// FormPost sees them, so give one with `redirectConfiguration = .disallow`.
+    ///
+    /// Its event loop group decides how bodies are written: `sendfile` on NIOPosix's loops,
+    /// buffers on Network.framework's. Its TLS configuration is the application's: on
+    /// Network.framework AsyncHTTPClient refuses (stops the process on) a client certificate.
     public init(client: HTTPClient) {
         self.client = client
         ownsClient = false
+        configurationProblem = nil
     }
 
-    private init(configuration: HTTPClient.Configuration, eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup, owned: Bool) {
+    private init(configuration: HTTPClient.Configuration, eventLoopGroup: (any EventLoopGroup)?, owned: Bool) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
-        client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+        let group = eventLoopGroup ?? NetworkStack.preferredGroup(for: configuration)
+        configurationProblem = NetworkStack.unsupportedConfiguration(configuration, on: group)
+        if configurationProblem != nil {
+            // Never handed to a Network.framework connection: AsyncHTTPClient would stop the
+            // process on reading it. The transport refuses every request instead.
+            configuration.tlsConfiguration = nil
+        }
+        client = HTTPClient(eventLoopGroup: group, configuration: configuration)
         ownsClient = owned
     }
 
     /// AsyncHTTPClient's defaults with a connect timeout of `connectTimeout`.
+    ///
+    /// Network.framework's wait for connectivity stays on (AsyncHTTPClient's default, as Apple
+    /// recommends): on Apple platforms a connection made while the network is down or
+    /// changing waits for it within the connect timeout instead of failing at once.
     private static func defaultConfiguration(connectTimeout: Duration) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: TimeAmount(connectTimeout))
@@ -75,6 +108,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
 
     public func send(_ request: TransportRequest) async throws -> UploadResponse {
         try Task.checkCancellation()
+        if let configurationProblem { throw configurationProblem }
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
@@ -108,11 +142,11 @@ public final class AsyncHTTPClientTransport: UploadTransport {
 
     /// A body without a rate cap: the delegate API, whose writes say when the connection
     /// took them (so the body never runs ahead of it), and where files go as `FileRegion`s
-    /// (sendfile) on plaintext HTTP/1.1.
+    /// (sendfile) on plaintext HTTP/1.1 over NIOPosix's sockets — never on Network.framework,
+    /// whose channel takes `ByteBuffer`s only.
     private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline) async throws -> UploadResponse {
         let eventLoop = client.eventLoopGroup.next()
-        let plaintext = request.url.scheme?.lowercased() == "http"
-        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, sendsFileRegions: plaintext)
+        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, scheme: request.url.scheme)
         var headers = HTTPHeaders(request.headers)
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
         let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes) { regions.endEarly() }
@@ -150,10 +184,14 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private static func curlName(_ version: HTTPVersion) -> String {
         version.major >= 2 ? String(version.major) : "\(version.major).\(version.minor)"
     }
-    /// Maps AsyncHTTPClient and NIO errors to ``UploadError``; body errors pass through.
+    /// Maps AsyncHTTPClient, NIO and Network.framework errors to ``UploadError``; body
+    /// errors pass through.
     static func translate(_ error: any Error, url: URL) -> any Error {
         let host = url.host ?? ""
         let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        #if canImport(Network)
+        if let failure = NetworkFrameworkFailure(error) { return failure.error(host: host, port: port) }
+        #endif
         switch error {
         case is UploadError, is CancellationError:
             return error

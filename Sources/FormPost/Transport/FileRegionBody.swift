@@ -11,11 +11,12 @@ import Synchronization
 /// A plan sent through AsyncHTTPClient's delegate API, whose writes report when the
 /// connection has taken them, so the body never runs ahead of the connection:
 ///
-/// - with `sendsFileRegions` (plaintext HTTP/1.1), file parts travel without copies through
+/// - on plaintext HTTP/1.1 over NIOPosix's sockets, file parts travel without copies through
 ///   user space, as NIO `FileRegion`s (`sendfile`);
-/// - everything else (every part over TLS, where the bytes must be read to be encrypted, and
-///   over HTTP/2) goes as buffers read from the plan, at most ``writeWindow`` of them
-///   handed to the connection and not yet taken. The buffers are recycled, so the memory
+/// - everything else (every part over TLS, where the bytes must be read to be encrypted,
+///   over HTTP/2, and on Network.framework, whose channel takes `ByteBuffer`s only) goes
+///   as buffers read from the plan, at most ``writeWindow`` of them handed to the
+///   connection and not yet taken. The buffers are recycled, so the memory
 ///   stays warm and bounded whatever the body's size and the server's speed.
 ///
 /// The files stay open until ``finish(checkingFiles:)``, which runs on the connection's
@@ -31,7 +32,7 @@ final class FileRegionBody: Sendable {
 
     let plan: BodyPlan
     let eventLoop: any EventLoop
-    /// Whether unread file regions go as `FileRegion`s (plaintext HTTP/1.1 only).
+    /// Whether unread file regions go as `FileRegion`s (plaintext HTTP/1.1 on NIOPosix only).
     let sendsFileRegions: Bool
     /// Each open file: the handle the channel sends from, a duplicate descriptor for size
     /// checks (a `NIOFileHandle` refuses a second user while the channel uses it), the region.
@@ -47,10 +48,13 @@ final class FileRegionBody: Sendable {
     /// Set by ``finish(checkingFiles:)``: a write still running may not open a file after it.
     private let closed = Mutex(false)
 
-    init(plan: BodyPlan, eventLoop: any EventLoop, sendsFileRegions: Bool) {
+    /// A body for a request to a URL of `scheme`, written on `eventLoop`: file regions go
+    /// as `FileRegion`s where the loop is NIOPosix's and the scheme plaintext
+    /// (``NetworkStack/sendsFileRegions(scheme:)``), as buffers everywhere else.
+    init(plan: BodyPlan, eventLoop: any EventLoop, scheme: String?) {
         self.plan = plan
         self.eventLoop = eventLoop
-        self.sendsFileRegions = sendsFileRegions
+        sendsFileRegions = NetworkStack(eventLoop).sendsFileRegions(scheme: scheme)
     }
 
     /// Whether `plan` has a file region that can be sent unread by `sendfile`.
