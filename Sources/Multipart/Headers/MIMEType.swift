@@ -4,6 +4,11 @@ import Foundation
 ///
 /// A built-in table of common types answers first, then `/etc/mime.types` when the
 /// system has it; otherwise the type is `application/octet-stream`, as curl and browsers send.
+///
+/// Apple platforms have no `/etc/mime.types` (macOS keeps its types in Launch Services,
+/// iOS has none readable), so there the built-in table alone answers: it holds the types
+/// of documents, images, audio, video, archives and fonts that uploads commonly carry, and
+/// the same file gets the same type on every platform when its extension is in it.
 public enum MIMEType {
     /// The type sent for content of unknown type.
     public static let octetStream = "application/octet-stream"
@@ -30,12 +35,15 @@ public enum MIMEType {
         "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        "odt": "application/vnd.oasis.opendocument.text", "epub": "application/epub+zip",
+        "odt": "application/vnd.oasis.opendocument.text", "ods": "application/vnd.oasis.opendocument.spreadsheet",
+        "odp": "application/vnd.oasis.opendocument.presentation", "epub": "application/epub+zip",
+        "rtf": "application/rtf", "ics": "text/calendar", "vcf": "text/vcard", "rar": "application/vnd.rar",
         "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
         "svg": "image/svg+xml", "ico": "image/vnd.microsoft.icon", "bmp": "image/bmp", "tif": "image/tiff",
-        "tiff": "image/tiff", "heic": "image/heic", "avif": "image/avif",
+        "tiff": "image/tiff", "heic": "image/heic", "heif": "image/heif", "avif": "image/avif",
         "mp3": "audio/mpeg", "wav": "audio/wav", "ogg": "audio/ogg", "flac": "audio/flac", "m4a": "audio/mp4",
-        "aac": "audio/aac", "mp4": "video/mp4", "m4v": "video/mp4", "mov": "video/quicktime", "webm": "video/webm",
+        "aac": "audio/aac", "opus": "audio/ogg", "aif": "audio/aiff", "aiff": "audio/aiff", "mid": "audio/midi", "midi": "audio/midi",
+        "mpeg": "video/mpeg", "mpg": "video/mpeg", "3gp": "video/3gpp", "mp4": "video/mp4", "m4v": "video/mp4", "mov": "video/quicktime", "webm": "video/webm",
         "avi": "video/x-msvideo", "mkv": "video/x-matroska",
         "woff": "font/woff", "woff2": "font/woff2", "ttf": "font/ttf", "otf": "font/otf",
     ]

@@ -62,7 +62,13 @@ struct SystemFile {
         #else
         let modified = info.st_mtim
         #endif
-        let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+        // dev_t is a signed Int32 on Darwin (UInt64 on Linux): keep its bits, never trap on a negative one.
+        #if canImport(Darwin)
+        let device = UInt64(UInt32(bitPattern: info.st_dev))
+        #else
+        let device = UInt64(info.st_dev)
+        #endif
+        let identity = FileIdentity(device: device, inode: UInt64(info.st_ino),
                                     modificationSeconds: Int64(modified.tv_sec), modificationNanoseconds: Int64(modified.tv_nsec))
         return Status(size: Int64(info.st_size), identity: identity)
     }
@@ -96,7 +102,9 @@ struct SystemFile {
     }
 
     /// Reads like ``read(into:at:)``, but only what the page cache holds: -1 with `errno`
-    /// `EAGAIN` where the bytes would have to wait for the disk (always so off Linux).
+    /// `EAGAIN` where the bytes would have to wait for the disk. Off Linux (no `preadv2`
+    /// with `RWF_NOWAIT`) it is always `EAGAIN`, so every read goes to the thread pool:
+    /// correct, one hop more per chunk.
     func readCached(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         return cmultipart_pread_cached(descriptor, base, buffer.count, offset)
