@@ -2,6 +2,7 @@
 import re
 
 from . import availability
+from . import dependencies
 from . import conditions as C
 from . import platforms as P
 from . import tables as T
@@ -182,7 +183,7 @@ def _directive_findings(source):
 
 def check(source, package, narrow):
     """Every finding in `source` (a SourceFile of `package`); `narrow` from declared_symbols."""
-    findings = _directive_findings(source)
+    findings = _directive_findings(source) + dependencies.findings(source)
     spans = availability.excusing_spans(source.code) if source.language == "swift" else []
     for number in range(1, len(source.lines) + 1):
         reach = source.reach[number]

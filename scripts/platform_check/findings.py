@@ -6,7 +6,7 @@ from . import platforms as P
 Finding = collections.namedtuple("Finding", "path line platforms category message code")
 
 CATEGORIES = ("manifest", "directive", "import", "qualified", "linux-only", "darwin-only",
-              "partial-apple", "declared-only", "availability")
+              "partial-apple", "declared-only", "availability", "dependency")
 
 
 def format_finding(finding):

@@ -6,7 +6,7 @@ import tempfile
 import textwrap
 import unittest
 
-from . import availability, checks
+from . import availability, checks, dependencies
 from . import conditions as C
 from . import platforms as P
 from .manifest import Manifest, manifest_findings
@@ -292,6 +292,31 @@ class CTests(unittest.TestCase):
             #include <mach/mach_time.h>
             #endif
             """, language="c"), {(1, "linux-only"): APPLE, (6, "linux-only"): APPLE})
+
+
+class DependencyTests(unittest.TestCase):
+    def source(self, text, path="Sources/FormPost/Body.swift"):
+        package = checks.Package(FakeManifest())
+        return SourceFile(path, textwrap.dedent(text), "swift", package.swift_models)
+
+    def rules(self, text, **options):
+        return {(f.line, f.message.split(" -- ")[0]) for f in dependencies.findings(self.source(text, **options))}
+
+    def test_file_region_needs_the_event_loops_family(self):
+        undecided = "writer.write(.fileRegion(region))\n"
+        self.assertEqual(self.rules(undecided), {(1, "FileRegion write")})
+        self.assertEqual(self.rules("let s = NetworkStack(loop)\n" + undecided), set())
+        self.assertEqual(self.rules(undecided, path="Tests/T/Body.swift"), set())
+
+    def test_client_and_group_choice(self):
+        self.assertEqual(self.rules("let c = HTTPClient(eventLoopGroup: g, configuration: c)\n"), {(1, "HTTPClient made")})
+        self.assertEqual(self.rules("let g = HTTPClient.defaultEventLoopGroup\n"), {(1, "default event loop group")})
+        self.assertEqual(self.rules("let g = HTTPClient.defaultEventLoopGroup\n", path="Sources/FormPost/NetworkStack.swift"), set())
+
+    def test_input_stream_subclass_only_off_darwin(self):
+        self.assertEqual(self.rules("final class S: InputStream {}\n"), {(1, "InputStream subclass")})
+        self.assertEqual(self.rules("#if !canImport(Darwin)\nfinal class S: InputStream {}\n#endif\n"), set())
+        self.assertEqual(self.rules("let s = task.originalRequest?.httpBodyStream\n"), {(1, "body stream read back")})
 
 
 class ManifestTests(unittest.TestCase):
