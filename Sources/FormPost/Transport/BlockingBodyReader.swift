@@ -66,13 +66,16 @@ final class BlockingBodyReader: @unchecked Sendable {
         inFlight?.wake.signal()
     }
 
-    /// Awaits a stream part's next bytes on a task while the calling thread waits.
+    /// Awaits a stream part's next bytes on a task while the calling thread waits. The task
+    /// prefers the blocking-I/O executor's threads to the Swift concurrency pool: the
+    /// waiting thread is URLSession's, whose queue the pool's threads may themselves be
+    /// waiting on (creating or cancelling a task), and on a 2-core machine the pool has two.
     private func awaitRead(into target: UnsafeMutableRawBufferPointer) throws -> Int {
         let read = AwaitedRead(reader: reader, capacity: target.count)
         let wake = DispatchSemaphore(value: 0)
         let started = state.withLock { state -> Bool in
             guard !state.cancelled else { return false }
-            let task = Task {
+            let task = Task(executorPreference: BlockingIOExecutor.shared) {
                 await read.run()
                 wake.signal()
             }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Multipart
 import Synchronization
 
 /// A transport on URLSession (FoundationNetworking on Linux, native on Apple platforms).
@@ -225,7 +226,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         request.progress.restart()
         let started = Mutex<(key: ExchangeKey, task: URLSessionTask)?>(nil)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            // Making a task waits for the session's queue, which a streamed body's reader may
+            // hold while it awaits a stream part's bytes: made on the blocking-I/O executor's
+            // threads, never the Swift concurrency pool's few (which that read may need).
+            try await BlockingIOExecutor.run { try await withCheckedThrowingContinuation { continuation in
                 let task: URLSessionTask
                 var bodyFile: BodyFile?
                 switch payload {
@@ -248,7 +252,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                 // A cancellation that came before the task existed found nothing to cancel.
                 if Task.isCancelled { cancel(task, key: key) }
                 task.resume()
-            }
+            } }
         } onCancel: {
             started.withLock { started in
                 if let started { self.cancel(started.task, key: started.key) }

@@ -13,9 +13,9 @@ import Foundation
 ///
 /// Used through `withTaskExecutorPreference`, so the synchronous work of an encoder, and
 /// the nonisolated async code it awaits, run here.
-final class BlockingIOExecutor: TaskExecutor, @unchecked Sendable {
+package final class BlockingIOExecutor: TaskExecutor, @unchecked Sendable {
     /// The executor the encoders share.
-    static let shared = BlockingIOExecutor()
+    package static let shared = BlockingIOExecutor()
 
     /// The most threads running at once.
     let maximumThreads: Int
@@ -34,7 +34,7 @@ final class BlockingIOExecutor: TaskExecutor, @unchecked Sendable {
         self.idleLifetime = idleLifetime
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         pending.append(job)
@@ -50,7 +50,7 @@ final class BlockingIOExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     /// Runs `body` with this executor preferred, so its blocking calls stay off the pool.
-    static func run<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+    package static func run<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
         try await withTaskExecutorPreference(shared) { try await body() }
     }
 
