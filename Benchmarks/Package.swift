@@ -9,7 +9,8 @@ import PackageDescription
 
 let package = Package(
     name: "FormPostBenchmarks",
-    platforms: [.macOS(.v15)],
+    // The library's own minimums (FormPost's Package.swift).
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     dependencies: [
         .package(name: "FormPost", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),

@@ -6,8 +6,9 @@ import Testing
 /// `formpost serve`'s upload page in a real browser: Debian's Chromium, headless, driven by
 /// Selenium from Tests/Interop/browser_upload.py, against an ``UploadServer`` on 127.0.0.1.
 /// Chromium, chromedriver and Python's selenium are peers as nginx and curl are: when one is
-/// missing the test fails, naming it (scripts/test installs them).
-@Suite("Upload page in Chromium")
+/// missing the test fails, naming it (scripts/test installs them). On Linux only: macOS
+/// runners have neither Debian's Chromium nor its chromedriver.
+@Suite("Upload page in Chromium", .enabled(if: Platform.isLinux, "needs Debian's Chromium and chromedriver, which macOS runners lack"))
 struct BrowserTests {
     /// What browser_upload.py prints.
     struct Run: Decodable {

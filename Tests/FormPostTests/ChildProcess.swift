@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A program the tests run, spawned with `posix_spawnp` (found on `PATH`).
@@ -12,6 +14,9 @@ import Glibc
 /// each other for ever. Here the child closes every descriptor above its standard three as
 /// it starts (and the pipes are close-on-exec besides), runs in a process group of its own, and every
 /// wait has a deadline past which the group is killed and the test fails with what it printed.
+/// Its environment is the test runner's, built from `ProcessInfo` (Swift sees no `environ` on Darwin).
+/// Programs start on macOS and Linux only (`posix_spawn` is unavailable on tvOS and watchOS,
+/// its `chdir` action on iOS too): elsewhere the initializer throws.
 final class ChildProcess: @unchecked Sendable {
     /// Where one of the child's output streams goes.
     enum Output {
@@ -50,7 +55,12 @@ final class ChildProcess: @unchecked Sendable {
          directory: String? = nil) throws {
         self.program = program
         self.input = input ?? Data()
+        #if os(macOS) || os(Linux)
+        #if os(macOS)
+        var actions: posix_spawn_file_actions_t?
+        #else
         var actions = posix_spawn_file_actions_t()
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var theirs: [Int32] = []
@@ -82,17 +92,34 @@ final class ChildProcess: @unchecked Sendable {
                 posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", O_WRONLY, 0)
                 return -1
             case .inherit:
+                #if os(macOS)
+                // Kept open through POSIX_SPAWN_CLOEXEC_DEFAULT (below).
+                posix_spawn_file_actions_addinherit_np(&actions, descriptor)
+                #endif
                 return -1
             }
         }
         stdoutReader = try route(stdout, to: STDOUT_FILENO)
         stderrReader = try route(stderr, to: STDERR_FILENO)
+        #if os(macOS)
+        // macOS closes every descriptor no action names by POSIX_SPAWN_CLOEXEC_DEFAULT (below).
+        if let directory, posix_spawn_file_actions_addchdir_np(&actions, directory) != 0 {
+            throw Subprocess.Failure(description: "posix_spawn_file_actions_addchdir_np failed")
+        }
+        #else
         guard SpawnExtensions.closeFrom(&actions, 3) == 0 else { throw Subprocess.Failure(description: "posix_spawn_file_actions_addclosefrom_np failed") }
         if let directory, SpawnExtensions.changeDirectory(&actions, directory) != 0 {
             throw Subprocess.Failure(description: "posix_spawn_file_actions_addchdir_np failed")
         }
+        #endif
 
+        #if os(macOS)
+        var attributes: posix_spawnattr_t?
+        let flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_CLOEXEC_DEFAULT
+        #else
         var attributes = posix_spawnattr_t()
+        let flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        #endif
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         var noSignals = sigset_t(), defaults = sigset_t()
@@ -102,17 +129,22 @@ final class ChildProcess: @unchecked Sendable {
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        let environment: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { environment.forEach { free($0) } }
         var child: pid_t = 0
-        let spawned = posix_spawnp(&child, program, &actions, &attributes, argv, environ)
+        let spawned = posix_spawnp(&child, program, &actions, &attributes, argv, environment)
         guard spawned == 0 else {
             [stdinWriter, stdoutReader, stderrReader].filter { $0 >= 0 }.forEach { close($0) }
             throw Subprocess.Failure(description: "\(program) could not be started: \(String(cString: strerror(spawned)))")
         }
         pid = child
+        #else
+        throw Subprocess.Failure(description: "\(program) cannot be started: tests start programs on macOS and Linux only")
+        #endif
     }
 
     deinit {
@@ -202,7 +234,7 @@ final class ChildProcess: @unchecked Sendable {
     private func read(from descriptor: inout Int32, into data: inout Data) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-        let count = Glibc.read(descriptor, &buffer, buffer.count)
+        let count = POSIX.read(descriptor, &buffer, buffer.count)
         if count > 0 {
             data.append(contentsOf: buffer[0..<count])
             return true
@@ -215,7 +247,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     private func writeInput() {
-        let written = input.withUnsafeBytes { Glibc.write(stdinWriter, $0.baseAddress, $0.count) }
+        let written = input.withUnsafeBytes { write(stdinWriter, $0.baseAddress, $0.count) }
         if written > 0 { input.removeFirst(written) }
         if input.isEmpty || (written < 0 && errno != EAGAIN && errno != EINTR) { closeInput() }
     }
@@ -227,6 +259,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 }
 
+#if os(Linux)
 /// glibc's spawn actions its headers declare only under `_GNU_SOURCE` (so Swift does not
 /// see them), looked up by name; both exist since glibc 2.34.
 private enum SpawnExtensions {
@@ -248,3 +281,4 @@ private enum SpawnExtensions {
         return unsafeBitCast(symbol, to: type)
     }
 }
+#endif

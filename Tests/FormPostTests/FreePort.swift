@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Synchronization
 
@@ -15,8 +17,12 @@ private let handedOutPorts = Mutex(Set<Int>())
 /// server or a client connection's local port — and the server meant to have it then fails
 /// to bind while the test talks to whoever took it.
 func freePort() throws -> Int {
+    #if os(Linux)
     let ephemeralStart = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
         .flatMap { Int($0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first ?? "") } ?? 32768
+    #else
+    let ephemeralStart = 49152   // macOS's default net.inet.ip.portrange.first
+    #endif
     let range = 10_000..<max(ephemeralStart, 12_000)
     for _ in 0..<2000 {
         let candidate = Int.random(in: range)
@@ -28,7 +34,7 @@ func freePort() throws -> Int {
 
 /// Whether 127.0.0.1:`port` can be bound now.
 private func canBind(_ port: Int) -> Bool {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, Platform.streamSocket, 0)
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
     var address = sockaddr_in()

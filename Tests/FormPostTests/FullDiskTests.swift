@@ -1,10 +1,12 @@
+#if os(Linux)
 import Foundation
 import FormPost
 import FormPostServer
 import Multipart
 import Testing
 
-/// The receiver on a file system that fills up: a tmpfs of 1 MiB the test mounts.
+/// The receiver on a file system that fills up: a tmpfs of 1 MiB the test mounts (Linux only,
+/// as ``TmpfsMount``).
 @Suite("A full disk")
 struct FullDiskTests {
     @Test("an upload larger than the room left answers 507 and leaves nothing; the next one that fits is stored")
@@ -32,3 +34,4 @@ struct FullDiskTests {
         #expect(stored.files.first.map { FileManager.default.fileExists(atPath: disk.path + "/" + $0.storedAs) } == true)
     }
 }
+#endif

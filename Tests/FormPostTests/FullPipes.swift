@@ -90,7 +90,7 @@ private final class PipeDrain: @unchecked Sendable {
         var bytes = [UInt8](repeating: 0, count: length)
         var filled = 0
         while filled < length {
-            let count = bytes.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress! + filled, length - filled) }
+            let count = bytes.withUnsafeMutableBytes { POSIX.read(descriptor, $0.baseAddress! + filled, length - filled) }
             if count <= 0 { break }
             filled += count
         }

@@ -1,3 +1,4 @@
+#if os(Linux)
 import AsyncHTTPClient
 import Foundation
 #if canImport(Glibc)
@@ -10,7 +11,9 @@ import NIOSSL
 import Testing
 
 /// Uploads over real TLS: nginx from Debian terminates it with certificates openssl made
-/// for the test, in front of the test server's receiver on 127.0.0.1.
+/// for the test, in front of the test server's receiver on 127.0.0.1. Linux only: macOS
+/// runners have no nginx, and Darwin neither `fdatasync` nor `posix_fadvise`, nor the
+/// `/proc` that ``formpostPeakRSS(_:)`` reads.
 @Suite("HTTPS through nginx")
 struct HTTPSTests {
     /// A TLS front on the test server, with its certificates, for one test.
@@ -249,3 +252,4 @@ func withTransport<T: Sendable>(_ configuration: HTTPClient.Configuration,
         throw error
     }
 }
+#endif

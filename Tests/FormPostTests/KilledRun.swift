@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Starts `cutting_proxy.py` in front of 127.0.0.1:`target`: the first `cuts` connections

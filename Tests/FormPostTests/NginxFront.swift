@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -7,7 +8,7 @@ import Glibc
 /// fixtures' certificates, request bodies streamed on to the upstream unbuffered. Each
 /// port serves one certificate: ``port`` the valid one (HTTP/2 by ALPN, else HTTP/1.1),
 /// ``expiredPort``, ``wrongHostPort`` and ``untrustedPort`` the others. The access log
-/// records each request's protocol (``protocolsLogged``).
+/// records each request's protocol (``protocolsLogged``). Linux only, as ``HTTPSTests``.
 final class NginxFront: Sendable {
     let port: Int
     let expiredPort: Int
@@ -82,3 +83,4 @@ final class NginxFront: Sendable {
         throw Subprocess.Failure(description: "nginx did not listen on \(port): \(log)")
     }
 }
+#endif

@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import FormPost
 import FormPostServer
@@ -124,7 +126,7 @@ final class HeldConnection: Sendable {
     deinit { close(descriptor) }
 
     func send(_ bytes: [UInt8]) throws {
-        let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let sent = bytes.withUnsafeBytes { POSIX.send(descriptor, $0) }
         guard sent == bytes.count else { throw Subprocess.Failure(description: "send failed") }
     }
 

@@ -134,17 +134,22 @@ struct ResponseSerializerTests {
         let good = Array(#"<?xml version="1.0" encoding="UTF-8"?><root><item id="1">a</item><item id="2">ü</item></root>"#.utf8)
         let broken = Array("<root>\n<item>a</root>".utf8)
         let responses = try await replies([(200, "text/xml; charset=utf-8", good), (200, "application/xml", broken), (205, nil, [])])
+        // XMLDocument exists on macOS and Linux only.
+        #if os(macOS) || os(Linux)
         let document = try responses[0].serialized(by: .xmlDocument)
         #expect(document.rootElement()?.name == "root" && document.rootElement()?.elements(forName: "item").count == 2)
         #expect(document.rootElement()?.elements(forName: "item").last?.stringValue == "ü")
         expectDecodingFailure(broken, containing: "malformed XML at line 2") { _ = try responses[1].serialized(by: .xmlDocument) }
         #expect(try responses[2].serialized(by: .xmlDocument).rootElement() == nil)
+        #endif
         let parser = try responses[0].serialized(by: .xmlParser)
         let counter = ElementCounter()
         parser.delegate = counter
         #expect(parser.parse() && counter.names == ["root", "item", "item"])
     }
 
+    // XMLDocument exists on macOS and Linux only.
+    #if os(macOS) || os(Linux)
     @Test("the compound serializer picks by content type and refuses types none of its serializers take")
     func compound() async throws {
         let compound = CompoundResponseSerializer([JSONResponseSerializer(), PropertyListResponseSerializer(), XMLDocumentResponseSerializer()])
@@ -162,6 +167,7 @@ struct ResponseSerializerTests {
         }
         #expect(try responses[3].serialized(by: compound) is NSNull)
     }
+    #endif
 
     @Test("validation is shared: custom statuses and wildcard content types")
     func validation() async throws {

@@ -4,6 +4,8 @@ import Multipart
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// What `rufh_server.py` (an independent server of the IETF draft) answers to a completed form.

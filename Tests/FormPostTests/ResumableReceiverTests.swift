@@ -5,6 +5,8 @@ import Multipart
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// What `rufh_client.py` (an independent client of the IETF draft) prints.
@@ -193,7 +195,7 @@ struct ResumableReceiverTests {
             let socket = try #require(try RawSocket.connect(port: port))
             defer { close(socket) }
             let partial = Array(head.utf8) + content[0..<sent]
-            _ = partial.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = partial.withUnsafeBytes { POSIX.send(socket, $0) }
             try await Task.sleep(for: .milliseconds(500))
             let state = try await request(.head, base + path)
             #expect(state.status == 204 && state.headers[offset] == String(sent), "HEAD ends the held append and answers \(state.headers[offset] ?? "nothing")")

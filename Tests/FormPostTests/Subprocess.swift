@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Runs a program found on PATH and returns its standard output; fails on a non-zero exit.
@@ -46,14 +48,14 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 enum RawSocket {
     /// A socket connected to 127.0.0.1:`port`, or nil when nothing accepts there; the caller closes it.
     static func connect(port: Int) throws -> Int32? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Platform.streamSocket, 0)
         guard descriptor >= 0 else { throw Subprocess.Failure(description: "socket failed") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { POSIX.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
             close(descriptor)
@@ -92,7 +94,7 @@ enum RawSocket {
     static func sendAndReadStatusLine(port: Int, bytes: [UInt8]) throws -> String {
         guard let descriptor = try connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
         defer { close(descriptor) }
-        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes { POSIX.send(descriptor, $0) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
@@ -109,6 +111,6 @@ enum RawSocket {
     static func sendAndClose(port: Int, bytes: [UInt8]) throws {
         guard let descriptor = try connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
         defer { close(descriptor) }
-        _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes { POSIX.send(descriptor, $0) }
     }
 }

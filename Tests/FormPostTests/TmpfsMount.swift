@@ -1,10 +1,12 @@
+#if os(Linux)
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// A small tmpfs the test mounts (root with the right to mount, as CI runs), to fill a file
-/// system for real; unmounted when released.
+/// system for real; unmounted when released. Linux only: `mount(2)` and `umount2(2)` as
+/// called here are Linux's.
 final class TmpfsMount: Sendable {
     let path: String
 
@@ -24,3 +26,4 @@ final class TmpfsMount: Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 }
+#endif

@@ -3,6 +3,8 @@ import FormPost
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// FormPost's tus client: against tuspyserver (an independent tus server from PyPI)

@@ -6,6 +6,8 @@ import Multipart
 import Testing
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// What `GET` on a tus upload answers.
@@ -89,7 +91,7 @@ struct TusReceiverTests {
             let head = "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(content.count)\r\n\r\n"
             let socket = try #require(try RawSocket.connect(port: port))
             let partial = Array(head.utf8) + content[0..<sent]
-            _ = partial.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = partial.withUnsafeBytes { POSIX.send(socket, $0) }
             // While it runs, the offset grows as batches are written, and never passes what was sent.
             var seen: Int64 = 0
             for _ in 0..<100 where seen <= 0 {

@@ -8,7 +8,7 @@ import Foundation
 /// replies `200` with the count. It keeps connections alive until the client closes.
 enum ByteSink {
     static func run(port: UInt16) -> Never {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, streamSocket, 0)
         var yes: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()

@@ -1,7 +1,9 @@
+#if os(macOS) || os(Linux)
 import Foundation
 
 /// One run of `curl -s -o /dev/null` with `arguments`: the status, the HTTP version it
-/// used, and its peak resident set size.
+/// used, and its peak resident set size. On macOS and Linux only: `posix_spawn` is unavailable
+/// on tvOS and watchOS.
 struct CurlRun {
     let status: String
     let httpVersion: String
@@ -10,14 +12,21 @@ struct CurlRun {
     init(arguments: [String]) throws {
         var child: pid_t = 0
         let output = Pipe()
+        #if os(macOS)
+        var actions: posix_spawn_file_actions_t?
+        #else
         var actions = posix_spawn_file_actions_t()
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, output.fileHandleForWriting.fileDescriptor, 1)
         let argv = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{http_version}"] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
-        let spawned = posix_spawnp(&child, "curl", &actions, nil, &cArguments, environ)
+        // This process's environment, built from ProcessInfo: Swift sees no `environ` on Darwin.
+        let environment: [UnsafeMutablePointer<CChar>?] = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { environment.forEach { free($0) } }
+        let spawned = posix_spawnp(&child, "curl", &actions, nil, &cArguments, environment)
         guard spawned == 0 else { throw BenchmarkFailure("cannot start curl: \(String(cString: strerror(spawned)))") }
         try output.fileHandleForWriting.close()
         // wait4's ru_maxrss would report this process's size (a child spawned with a shared
@@ -37,13 +46,17 @@ struct CurlRun {
         httpVersion = fields.dropFirst().first.map(String.init) ?? ""
     }
 
-    /// `VmHWM` of a running curl, in bytes (0 before it runs curl's image, or once it has exited).
+    /// `VmHWM` of a running curl, in bytes (0 before it runs curl's image, once it has exited,
+    /// and off Linux, which has no `/proc`).
     private static func highWaterMark(of process: pid_t) -> Int64 {
+        #if os(Linux)
         guard let name = try? String(contentsOfFile: "/proc/\(process)/comm", encoding: .utf8), name.hasPrefix("curl") else { return 0 }
         guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             return (line.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0) * 1024
         }
+        #endif
         return 0
     }
 }
+#endif

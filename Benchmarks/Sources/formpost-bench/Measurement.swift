@@ -65,7 +65,9 @@ enum Measurement {
 
     /// Resets the process's peak resident set size to its current size (Linux `clear_refs`).
     static func resetPeakRSS() {
+        #if os(Linux)
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        #endif
     }
 
     /// The process's peak resident set size in bytes since the last reset (Linux `VmHWM`).
@@ -74,12 +76,16 @@ enum Measurement {
     /// The process's current resident set size in bytes (Linux `VmRSS`).
     static func currentRSS() -> Int64 { statusField("VmRSS:") }
 
+    /// A size in `/proc/self/status`, in bytes; 0 off Linux, which has no `/proc` (the
+    /// figures are made on Linux).
     private static func statusField(_ field: String) -> Int64 {
+        #if os(Linux)
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix(field) {
             let digits = line.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0
             return digits * 1024
         }
+        #endif
         return 0
     }
 }

@@ -1,3 +1,4 @@
+#if os(macOS) || os(Linux)
 import Foundation
 
 /// nginx from Debian terminating TLS in front of the byte sink: one port speaks HTTP/2
@@ -5,6 +6,7 @@ import Foundation
 /// window (`http2_body_preread_size 1m`; nginx's default window is 64 KiB), another
 /// HTTP/1.1 only. The request body streams through to the sink unbuffered. Its CA and certificate (for `localhost` and
 /// `127.0.0.1`) are made with openssl in `directory`; nothing touches the system's trust.
+/// On macOS and Linux only: `Process` exists there only.
 final class TLSEndpoint {
     let caPath: String
     let http2Port: UInt16
@@ -93,7 +95,7 @@ final class TLSEndpoint {
 
     private static func waitUntilListening(port: UInt16) throws {
         for _ in 0..<100 {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, streamSocket, 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
@@ -106,3 +108,4 @@ final class TLSEndpoint {
         throw BenchmarkFailure("nginx did not listen on port \(port) (is nginx installed?)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(macOS) || os(Linux)
 import AsyncHTTPClient
 import FormPost
 import Foundation
@@ -14,7 +15,7 @@ import NIOSSL
 ///   window instead of its default 64 KiB, so that the upload is not paced by window updates.
 ///
 /// Each line gives our peak RSS (this process, reset before the workload) and curl's
-/// (the largest of its runs).
+/// (the largest of its runs). On macOS and Linux only, as the programs it starts.
 struct UploadBenchmarks {
     let size: Int
     let runs: Int
@@ -87,3 +88,4 @@ struct UploadBenchmarks {
                         referencePeakRSS: curlPeak).printLine()
     }
 }
+#endif

@@ -29,7 +29,9 @@ do {
     switch arguments.first {
     case "encode": try await withScratchDirectory { try await EncodeBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "parse": try await ParseBenchmarks(size: size, runs: runs).run()
+    #if os(macOS) || os(Linux)
     case "upload": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).run() }
+    #endif
     case "resumable": try await withScratchDirectory { try await ResumableBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "sink": ByteSink.run(port: UInt16(arguments.dropFirst().first ?? "") ?? 8099)
     default:
