@@ -20,11 +20,15 @@ import ResumableHTTP
 /// ``UploadReceiver`` does, and its ``Receipt`` answered; any other representation is
 /// stored as one file (named by its `Content-Disposition`), with its SHA-256. That answer
 /// carries `Upload-Complete: ?1`, is kept, and is given again to a client whose answer was
-/// lost (an empty append at the end, or `GET`).
+/// lost (an empty append at the end, or `GET`). Only a form's own faults (400, 413, 415)
+/// answer it for good: after a failure to store it (a full disk), the upload stays, and
+/// completing it again may succeed.
 ///
 /// A client that speaks a supported interop version learns the upload resource at once, in
 /// a `104` interim response, before its body is read: the request can be cut anywhere.
-/// Every byte that reached the disk counts, also from a request that was cut. A request on
+/// Every byte that reached the disk counts, also from a request that was cut; after a
+/// write fails, nothing more of the request is written, and the upload's offset is where
+/// the bytes written in order end. A request on
 /// an upload that another request still holds (a client resumed while the server had not
 /// yet noticed its earlier connection was gone) ends that request, as the draft
 /// recommends. State lives in files (under the directory's `.resumable/`): uploads survive a restart.
@@ -80,7 +84,12 @@ public struct ResumableUploadReceiver: Sendable {
             if let complete = failure.complete { DraftInterop.mark(&response.headers, complete: complete, version: version) }
         } catch {
             let (message, status) = UploadReceiver.errorAnswer(for: error)
-            if UploadReceiver.isUnexpected(error) { logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))") }
+            switch error {
+            case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
+                logger.error("\(request.method) \(request.uri.path): \(detail)")
+            default:
+                if UploadReceiver.isUnexpected(error) { logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))") }
+            }
             response = UploadReceiver.json(ErrorBody(error: message), status: status)
         }
         logger.info("\(request.method) \(request.uri.path) \(response.status.code)")
@@ -260,14 +269,21 @@ public struct ResumableUploadReceiver: Sendable {
     /// running SHA-256 of a representation that is not a form is kept.
     ///
     /// - Throws: ``DraftFailure`` 413 when the body goes past the length: the upload is then
-    ///   removed (its offset may not exceed its length).
+    ///   removed (its offset may not exceed its length). The failure of a write (507 for a
+    ///   full disk): the upload then ends where the bytes written in order do.
     private func write(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64) async throws -> BodyAppender.Outcome {
         let store = self.store
         let limit = info.length ?? limits(contentType: info.contentType, info: info).maxSize ?? Int64.max
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
         var digest = info.isForm ? nil : digests.take(id, at: offset)
         var checksum: ChecksumHasher?
-        let outcome = try await BodyAppender(threadPool: threadPool).append(body, to: descriptor, at: offset, limit: limit, digest: &digest, checksum: &checksum)
+        let outcome = await BodyAppender(threadPool: threadPool).append(body, to: descriptor, at: offset, limit: limit, digest: &digest, checksum: &checksum)
+        if let failure = outcome.failure {
+            // Nothing after the failed write counts: the data ends where the bytes written in order do.
+            try? await threadPool.runIfActive { try store.cutBack(id, to: outcome.offset) }
+            if let digest { digests.put(id, digest, offset: outcome.offset) }
+            throw failure
+        }
         if outcome.overflowed {
             try await threadPool.runIfActive { store.remove(id) }
             digests.remove(id)
@@ -284,7 +300,7 @@ public struct ResumableUploadReceiver: Sendable {
         guard offset == info.length else {
             throw DraftFailure(response: Self.problem(.inconsistentLength("the upload was completed at \(offset) bytes, not at its length of \(info.length ?? 0)")), complete: false)
         }
-        let answer = info.isForm ? await answerForm(id, info: info) : try await storeFile(id, info: info)
+        let answer = info.isForm ? try await answerForm(id, info: info) : try await storeFile(id, info: info)
         var done = info
         done.answer = answer
         let (store, saved) = (self.store, done)
@@ -300,17 +316,29 @@ public struct ResumableUploadReceiver: Sendable {
         return response
     }
 
-    /// The receiver's answer to the stored form of upload `id`: its receipt, or the error it met.
-    private func answerForm(_ id: String, info: DraftUploadInfo) async -> StoredAnswer {
+    /// The receiver's answer to the stored form of upload `id`: its receipt, or what is
+    /// wrong with the form (400, 413, 415), answered for good.
+    ///
+    /// - Throws: Any other failure (a full disk, the data unreadable): it says nothing of the
+    ///   form, which a later attempt to complete the upload may store.
+    private func answerForm(_ id: String, info: DraftUploadInfo) async throws -> StoredAnswer {
         var finished = false
         do {
             let (receipt, _) = try await receiver.receiveForm(contentType: info.contentType, declaredLength: info.length,
                                                             body: StoredBody(path: store.dataPath(id), threadPool: threadPool), bodyFinished: &finished)
             return StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
-        } catch {
+        } catch where Self.isAboutTheForm(error) {
             let (message, status) = UploadReceiver.errorAnswer(for: error)
-            if UploadReceiver.isUnexpected(error) { logger.error("upload \(id): \(String(reflecting: error))") }
             return StoredAnswer(status: status.code, json: String(decoding: UploadReceiver.encodeJSON(ErrorBody(error: message)), as: UTF8.self))
+        }
+    }
+
+    /// Whether `error`, met reading a form, is the form's own: malformed (400), past a limit
+    /// (413), of another type (415) — the same bytes would meet it again.
+    private static func isAboutTheForm(_ error: any Error) -> Bool {
+        switch error {
+        case is MultipartError, ReceiverFailure.limitExceeded, ReceiverFailure.unsupportedMediaType: true
+        default: false
         }
     }
 

@@ -19,12 +19,14 @@ import ResumableHTTP
 /// expiration, checksum) under ``basePath``: `POST` creates an upload, `HEAD` tells its
 /// offset, `PATCH` appends at that offset, `DELETE` ends it, `OPTIONS` says what the server
 /// supports, and `GET` on an upload answers its state and, once complete, the stored file
-/// as in a ``Receipt``.
+/// as in a ``Receipt``. A `POST` with `X-HTTP-Method-Override` is taken for the method it names.
 ///
 /// Every byte written to the upload's file counts, also from a request that was cut: a
 /// client asks for the offset and goes on from there — unless the append carries an
 /// `Upload-Checksum` (SHA-1 or SHA-256): then nothing of it counts unless all of it
-/// arrived and matches (460 otherwise). State lives in files, so uploads
+/// arrived and matches (460 otherwise), also when the server is killed meanwhile. After a
+/// write fails (a full disk), nothing more of the request is written: the offset is where
+/// the bytes written in order end. State lives in files, so uploads
 /// survive a restart of the server, or its being killed; as with multipart uploads,
 /// nothing is forced to the disk (`fsync`), so a crash of the machine itself may lose
 /// what the page cache held. Two appends to one upload never interleave (the second answers 423). An
@@ -101,7 +103,8 @@ public struct TusReceiver: Sendable {
     }
 
     private func route(_ request: Request) async throws -> Response {
-        if request.method == .options {
+        let method = try Self.method(of: request)
+        if method == .options {
             return Response(status: .noContent, headers: [
                 .tusVersion: Self.version, .tusExtension: Self.extensions,
                 .tusMaxSize: String(maxSize), .tusChecksumAlgorithm: Self.checksumAlgorithms,
@@ -114,12 +117,12 @@ public struct TusReceiver: Sendable {
         }
         let rest = request.uri.path.dropFirst(basePath.count).drop { $0 == "/" }
         if rest.isEmpty {
-            guard request.method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
+            guard method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
             return try await create(request)
         }
         guard UploadStore.isValidID(rest) else { throw TusFailure(.notFound, "no such upload") }
         let id = String(rest)
-        switch request.method {
+        switch method {
         case .head: return try await head(id)
         case .get: return try await state(id)
         case .patch: return try await append(request, id: id)
@@ -136,7 +139,9 @@ public struct TusReceiver: Sendable {
         }
         guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the upload exceeds the limit of \(maxSize) bytes") }
         let metadata = request.headers[.uploadMetadata]
-        if let metadata, TusMetadata.parse(metadata) == nil { throw TusFailure(.badRequest, "Upload-Metadata is not a list of keys and base64 values") }
+        if let metadata, !Self.isValidMetadata(metadata) {
+            throw TusFailure(.badRequest, "Upload-Metadata is not a list of distinct keys and base64 values")
+        }
         let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970)
         let store = self.store
         let receiver = self
@@ -158,12 +163,16 @@ public struct TusReceiver: Sendable {
     }
 
     private func head(_ id: String) async throws -> Response {
-        let (info, offset) = try await current(id)
+        var (info, offset) = try await current(id)
         if info.file == nil, offset == info.length, let token = locks.acquire(id) {
             // Every byte is there but an earlier attempt could not store it: the client
-            // that reads this offset takes the upload for done, so it is stored first.
+            // that reads this offset takes the upload for done, so it is stored first —
+            // if the state read under the lock still says so.
             defer { locks.release(id, token: token) }
-            try await completeNow(id, info: info, digest: digests.take(id, at: offset))
+            (info, offset) = try await current(id, held: true)
+            if info.file == nil, offset == info.length {
+                try await completeNow(id, info: info, digest: digests.take(id, at: offset))
+            }
         }
         var headers: HTTPFields = [
             .uploadOffset: String(offset), .uploadLength: String(info.length),
@@ -183,9 +192,9 @@ public struct TusReceiver: Sendable {
     }
 
     private func delete(_ id: String) async throws -> Response {
-        let (info, _) = try await current(id)
         guard let token = locks.acquire(id) else { throw TusFailure(.locked, "the upload is being appended to") }
         defer { locks.release(id, token: token) }
+        let (info, _) = try await current(id, held: true)
         let store = self.store
         try await threadPool.runIfActive { store.remove(id, storedFile: info.file?.storedAs) }
         digests.remove(id)
@@ -204,8 +213,9 @@ public struct TusReceiver: Sendable {
         let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
         guard let token = locks.acquire(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
         defer { locks.release(id, token: token) }
-        let (info, offset) = try await current(id, held: true)
+        let (loaded, offset) = try await current(id, held: true)
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
+        let info = loaded.verified == nil ? loaded : try await dropUnverified(id, info: loaded, at: offset)
         if let declared = request.headers[.contentLength].flatMap(Int64.init) {
             guard declared >= 0 else { throw TusFailure(.badRequest, "Content-Length is negative") }
             if declared > info.length - offset {
@@ -219,31 +229,42 @@ public struct TusReceiver: Sendable {
             return appended(info.length, info: info)
         }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
+        if expected != nil {
+            do {
+                try await beginUnverified(id, info: info, at: offset)
+            } catch {
+                close(descriptor)
+                throw error
+            }
+        }
         let before = digests.take(id, at: offset)
         var digest = before
         var checksum = expected.map { ChecksumHasher($0.algorithm) }
-        if expected != nil { unverified.begin(id, at: offset) }
         /// Undoes the append: nothing of it counts.
-        func undo() throws {
-            try unverified.end(id) { try store.cutBack(id, to: offset) }
+        func undo() async throws {
+            try await endUnverified(id, info: info, undoingTo: offset)
             if let before { digests.put(id, before, offset: offset) }
         }
-        let outcome: BodyAppender.Outcome
-        do {
-            outcome = try await BodyAppender(threadPool: threadPool)
-                .append(request.body, to: descriptor, at: offset, limit: info.length, digest: &digest, checksum: &checksum)
-        } catch {
-            if expected != nil { try? undo() }
-            throw error
+        let outcome = await BodyAppender(threadPool: threadPool)
+            .append(request.body, to: descriptor, at: offset, limit: info.length, digest: &digest, checksum: &checksum)
+        if let failure = outcome.failure {
+            if expected != nil {
+                try? await undo()
+            } else {
+                // Nothing after the failed write counts: the data ends where the bytes written in order do.
+                try? await threadPool.runIfActive { try store.cutBack(id, to: outcome.offset) }
+                if let digest { digests.put(id, digest, offset: outcome.offset) }
+            }
+            throw failure
         }
         if outcome.cut { logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes") }
         if let expected, let checksum, outcome.cut || outcome.overflowed || checksum.finalizeBase64() != expected.digest {
             // Nothing of an append whose checksum does not hold counts, nor of one cut short.
-            try undo()
+            try await undo()
             if outcome.overflowed { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(info.length)") }
             throw TusFailure(.checksumMismatch, outcome.cut ? "the append was cut short: nothing of it was kept" : "the content does not match Upload-Checksum")
         }
-        try unverified.end(id)
+        if expected != nil { try await endUnverified(id, info: info) }
         if outcome.offset == info.length {
             try await completeNow(id, info: info, digest: digest)
         } else if let digest {
@@ -261,6 +282,46 @@ public struct TusReceiver: Sendable {
         let receiver = self
         let done = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: sha256) }
         logger.info("upload \(id) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
+    }
+
+    /// Notes that an append to `id` (described by `info`) from `offset` is written unverified:
+    /// in its state, saved first (a server killed meanwhile leaves it), and in memory.
+    private func beginUnverified(_ id: String, info: TusUploadInfo, at offset: Int64) async throws {
+        var unchecked = info
+        unchecked.verified = offset
+        let (store, unverified, saved) = (self.store, self.unverified, unchecked)
+        try await threadPool.runIfActive {
+            try store.save(saved, id: id)
+            unverified.begin(id, at: offset)
+        }
+    }
+
+    /// Ends the unverified append to `id`: its state is saved as `info` (no unverified
+    /// append), after its data is cut back to `undoingTo` when its bytes must not count.
+    /// When that fails, the state still says the append is unverified: its bytes count for
+    /// nothing, and the next append cuts them off.
+    private func endUnverified(_ id: String, info: TusUploadInfo, undoingTo offset: Int64? = nil) async throws {
+        let (store, unverified) = (self.store, self.unverified)
+        try await threadPool.runIfActive {
+            try unverified.end(id) {
+                if let offset { try store.cutBack(id, to: offset) }
+                try store.save(info, id: id)
+            }
+        }
+    }
+
+    /// Cuts the data of `id` back to `offset`, dropping what an unverified append left
+    /// there — one whose server stopped before its checksum was checked, or whose end could
+    /// not be saved: its bytes never counted — and saves `info` without it; returns that.
+    private func dropUnverified(_ id: String, info: TusUploadInfo, at offset: Int64) async throws -> TusUploadInfo {
+        var settled = info
+        settled.verified = nil
+        let (store, saved) = (self.store, settled)
+        try await threadPool.runIfActive {
+            try store.cutBack(id, to: offset)
+            try store.save(saved, id: id)
+        }
+        return settled
     }
 
     /// The algorithm and digest of an `Upload-Checksum`.
@@ -306,8 +367,21 @@ public struct TusReceiver: Sendable {
                 UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw TusFailure(.gone, "the upload expired")
             }
-            return (info, info.file == nil ? unverified.offset(of: id) { store.offset(id) } : info.length)
+            if info.file != nil { return (info, info.length) }
+            let unchecked = info.verified != nil
+            return (info, unverified.offset(of: id) { Self.offset(of: id, in: store, unverifiedWhenRead: unchecked) })
         }
+    }
+
+    /// The offset of `id` when no append of this server's is unverified: the size of its
+    /// data, or less when its state says an append is unverified (`unverifiedWhenRead`:
+    /// it did when read; read again, as the append may have ended since) — that of a server
+    /// that stopped meanwhile, or whose end could not be saved: its bytes past the offset it
+    /// began at count for nothing. It blocks on the file system.
+    private static func offset(of id: String, in store: UploadStore, unverifiedWhenRead: Bool) -> Int64 {
+        let size = store.offset(id)
+        guard unverifiedWhenRead, let verified = store.load(id, as: TusUploadInfo.self)?.verified else { return size }
+        return min(verified, size)
     }
 
     /// Removes uploads older than ``expiry`` (a completed one's file stays). It blocks on
@@ -316,6 +390,27 @@ public struct TusReceiver: Sendable {
         let store = self.store
         let digests = self.digests
         lifetime.sweep(store, locks: locks, digests: digests, logger: logger, interval: interval) { store.load($0, as: TusUploadInfo.self)?.created }
+    }
+
+    /// The method `request` asks for: for a `POST`, the one its `X-HTTP-Method-Override`
+    /// names, if any (tus 1.0, for clients that can send GET and POST only).
+    ///
+    /// - Throws: ``TusFailure`` 400 when the override is no method.
+    static func method(of request: Request) throws -> HTTPRequest.Method {
+        guard request.method == .post, let override = request.headers[methodOverride] else { return request.method }
+        guard let method = HTTPRequest.Method(override.trimmingCharacters(in: .whitespaces)) else {
+            throw TusFailure(.badRequest, "X-HTTP-Method-Override is not a method")
+        }
+        return method
+    }
+
+    /// `X-HTTP-Method-Override`.
+    static let methodOverride = HTTPField.Name("X-HTTP-Method-Override")!
+
+    /// Whether `metadata` is a list of keys, each with a base64 value or none, no key twice.
+    static func isValidMetadata(_ metadata: String) -> Bool {
+        guard let values = TusMetadata.parse(metadata) else { return false }
+        return values.count == metadata.split(separator: ",").count
     }
 
     static func answer(_ status: HTTPResponse.Status, message: String) -> Response {

@@ -14,6 +14,11 @@ struct TusUploadInfo: Codable, Equatable {
     var created: Double
     /// The stored file, once every byte has arrived.
     var file: Receipt.File?
+    /// While an append with an `Upload-Checksum` is written: the offset it began at, up to
+    /// which the data counts (its own bytes count only once their checksum holds). Saved
+    /// before it writes and removed once it is settled, so that a server killed meanwhile
+    /// answers this offset when it is back, and the next append cuts off the bytes past it.
+    var verified: Int64?
 
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).
     var metadataValues: [String: String] { TusMetadata.decode(metadata ?? "") }

@@ -3,7 +3,9 @@ import Synchronization
 /// tus appends under way whose bytes count only once their checksum holds: while one is
 /// written, the upload's offset is still where it began (what `HEAD` answers), not the
 /// size of its data, which holds bytes that may yet be undone. Settling an append (undoing
-/// it, or keeping it) and reading an offset never overlap.
+/// it, or keeping it) and reading an offset never overlap. This is the server's memory of
+/// them; the upload's state says so too (``TusUploadInfo/verified``), for a server killed
+/// meanwhile.
 final class UnverifiedAppends: Sendable {
     private let starts = Mutex<[String: Int64]>([:])
 
@@ -12,13 +14,14 @@ final class UnverifiedAppends: Sendable {
         starts.withLock { $0[id] = offset }
     }
 
-    /// Ends the unverified append to `id` (if one is under way), running `undo` first when
-    /// its bytes must not count; no offset is read meanwhile.
-    func end(_ id: String, undoing undo: (() throws -> Void)? = nil) throws {
+    /// Ends the unverified append to `id` (if one is under way), running `settle` first —
+    /// which undoes it when its bytes must not count, and saves the upload's state; no
+    /// offset is read meanwhile.
+    func end(_ id: String, settling settle: () throws -> Void) throws {
         try starts.withLock { starts in
             guard starts[id] != nil else { return }
             defer { starts[id] = nil }
-            try undo?()
+            try settle()
         }
     }
 
