@@ -11,7 +11,10 @@ import Multipart
 ///     try response.validate()
 ///
 /// Redirects follow browser semantics (307/308 re-send the body from the plan), retries
-/// re-send it too, and the body is produced as its ``EncodingStrategy`` says.
+/// re-send it too, and the body is produced as its ``EncodingStrategy`` says. A request
+/// whose connection the server closed before any byte of an answer (a pooled connection
+/// it closed on its own keep-alive clock) is sent once more at once, as curl does, unless
+/// its body has a stream part (which may be a one-shot `InputStream`).
 public struct FormPostClient: Sendable {
     /// The transport that performs each exchange.
     public let transport: any UploadTransport
@@ -84,26 +87,48 @@ public struct FormPostClient: Sendable {
     public func send(
         _ request: FormPostRequest, options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
+        try await send(request, options: options, resendsAfterClose: true, reportsEveryPart: false, progress: progress)
+    }
+
+    /// ``send(_:options:progress:)`` for a resumable upload, which asks the server where it
+    /// stands after a failure: with `resendsAfterClose` false, a request whose connection
+    /// closed before any answer is not sent again whole; with `reportsEveryPart`, `progress`
+    /// hears of every part of the body written (its last one too, which a report every
+    /// 50 ms may miss: the upload's stall watch waits for it).
+    func send(
+        _ request: FormPostRequest, options: UploadOptions, resendsAfterClose: Bool, reportsEveryPart: Bool,
+        progress: (@Sendable (UploadProgress) -> Void)?
+    ) async throws -> UploadResponse {
+        let total = request.body?.contentLength
         var request = TransportRequest(
             url: request.url, method: request.method, headers: request.headers, body: request.body,
-            progress: ProgressReporter(total: request.body?.contentLength, handler: progress),
+            progress: reportsEveryPart ? ProgressReporter(total: total, interval: 0, handler: progress) : ProgressReporter(total: total, handler: progress),
             maxBytesPerSecond: options.maxBytesPerSecond, timeout: options.timeout, maxResponseBytes: options.maxResponseBytes
         )
         let clock = ContinuousClock()
         let deadline = options.timeout.map { clock.now + $0 }
         var attempt = 0
         var redirects = 0
+        /// Whether this exchange was sent again after its connection closed before any answer.
+        var resentAfterClose = false
         while true {
             if let deadline { request.timeout = max(.milliseconds(1), clock.now.duration(to: deadline)) }
             let response: UploadResponse
             do {
                 response = try await transport.send(request)
-            } catch let error as UploadError {
+            } catch is ConnectionClosedBeforeAnswer where resendsAfterClose && !resentAfterClose && ConnectionClosedBeforeAnswer.mayResend(request.body) {
+                // The keep-alive race: the server closed the pooled connection as the request
+                // went out. Sent again at once, whatever the retry policy, as curl does.
+                resentAfterClose = true
+                continue
+            } catch {
+                let error = (error as? ConnectionClosedBeforeAnswer)?.error ?? error
                 attempt += 1
-                guard case .cannotConnect = error, let delay = options.retry.delay(attempt: attempt, status: nil, retryAfter: nil) else { throw error }
+                guard case UploadError.cannotConnect = error, let delay = options.retry.delay(attempt: attempt, status: nil, retryAfter: nil) else { throw error }
                 try await Task.sleep(for: delay)
                 continue
             }
+            resentAfterClose = false
             if options.maxRedirects > 0,
                let next = RedirectRule.follow(status: response.status, method: request.method, location: response.headers[.location], from: request.url) {
                 redirects += 1

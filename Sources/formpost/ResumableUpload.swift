@@ -18,15 +18,18 @@ extension UploadCommand {
         guard let chunkSize = ByteSize.parse(resumable.chunkSize), chunkSize >= TusUploader.minimumChunkSize else {
             throw UsageError("--chunk-size \(resumable.chunkSize): expected a size of at least 1M")
         }
+        // A resumable upload resumes by default (as tus-js-client does): `--retry N` sets how
+        // many failed requests in a row are retried, `--retry 0` none.
+        let retries = retry ?? (mode == "tus" ? TusUploader.defaultRetries : ResumableUploader.defaultRetries)
         let report: @Sendable (ResumableProgress) -> Void = { progress in bar.update(UploadProgress(bytesSent: progress.sent, totalBytes: progress.total)) }
         let started = Date()
         let result: ResumableUploadResult
         do {
             if mode == "tus", let path = uploadFile {
-                let uploader = TusUploader(client: client, chunkSize: chunkSize, retry: options.retry, options: options, checksums: resumable.tusChecksum)
+                let uploader = TusUploader(client: client, chunkSize: chunkSize, retry: retryPolicy(retries: retries), options: options, checksums: resumable.tusChecksum)
                 result = try await uploader.upload(fileAt: path, to: target, headers: headers, progress: report)
             } else {
-                let uploader = ResumableUploader(client: client, chunkSize: chunkSize, retry: options.retry, options: options)
+                let uploader = ResumableUploader(client: client, chunkSize: chunkSize, retry: retryPolicy(retries: retries), options: options)
                 if let path = uploadFile {
                     result = try await uploader.upload(fileAt: path, to: target, method: RequestMethod(rawValue: method ?? "PUT"), headers: headers, progress: report)
                 } else {

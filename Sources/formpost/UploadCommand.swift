@@ -48,8 +48,8 @@ struct UploadCommand: AsyncParsableCommand {
     var locationTrusted = false
     @Option(name: .customLong("max-redirs"), help: "The most redirects followed with -L (50).")
     var maxRedirects = 50
-    @Option(name: .customLong("retry"), help: "Retry this many times on connection failures, 503 and 429.")
-    var retry: Int = 0
+    @Option(name: .customLong("retry"), help: "Retry this many times on connection failures, 503 and 429 (with --resumable: failed requests in a row, \(TusUploader.defaultRetries) unless given).")
+    var retry: Int?
     @Option(name: .customLong("retry-delay"), help: "Wait this many seconds between retries (instead of doubling from 0.5 s).")
     var retryDelay: Double?
     @Option(name: [.customShort("w"), .customLong("write-out")], help: "Print this after the transfer: %{http_code}, %{size_upload}, %{speed_upload}, %{time_total}, %{json}…")
@@ -107,8 +107,7 @@ struct UploadCommand: AsyncParsableCommand {
             extraHeaders.append(HTTPField(name: name, value: field.value))
         }
         let follows = location || locationTrusted
-        let retryPolicy = retryDelay.map { RetryPolicy(maxRetries: retry, baseDelay: .seconds($0), maxDelay: .seconds($0)) } ?? RetryPolicy(maxRetries: retry)
-        let options = UploadOptions(retry: retry > 0 ? retryPolicy : .none, maxRedirects: follows ? max(0, maxRedirects) : 0,
+        let options = UploadOptions(retry: retryPolicy(retries: retry ?? 0), maxRedirects: follows ? max(0, maxRedirects) : 0,
                                     keepsCredentialsAcrossOrigins: locationTrusted, maxBytesPerSecond: rate, timeout: maxTime.map { .seconds($0) })
         let client = FormPostClient(transport: uploadTransport, requestSerializer: RequestSerializer(defaultHeaders: Self.curlLikeHeaders))
         let bar = ProgressBar(enabled: !silent && !json)
@@ -167,6 +166,12 @@ struct UploadCommand: AsyncParsableCommand {
         }
         if json { printJSON(response: response, sent: sent, seconds: seconds) }
         printWriteOut(transfer)
+    }
+
+    /// `retries` retries (none for 0), waiting `--retry-delay` between them if given.
+    func retryPolicy(retries: Int) -> RetryPolicy {
+        guard retries > 0 else { return .none }
+        return retryDelay.map { RetryPolicy(maxRetries: retries, baseDelay: .seconds($0), maxDelay: .seconds($0)) } ?? RetryPolicy(maxRetries: retries)
     }
 
     /// The transport `--transport` and the connection options ask for, and how to end it.

@@ -4,7 +4,10 @@ import Multipart
 
 /// Sends the requests of one resumable upload: every request carries the caller's header
 /// fields and the protocol's own, goes with the caller's options (without their retries:
-/// the upload retries itself), and fails once it makes no progress for the stall limit.
+/// the upload retries itself, after asking the server where it stands — also when a
+/// connection closed before any answer, which ``FormPostClient`` would otherwise send again
+/// whole), and fails once it makes no progress for the stall limit, or no answer comes
+/// within the answer limit of its end.
 struct ResumableRequestSender: Sendable {
     let client: FormPostClient
     let options: UploadOptions
@@ -13,19 +16,23 @@ struct ResumableRequestSender: Sendable {
     /// The fields of the protocol, sent with every request (`Tus-Resumable`, `Upload-Draft-Interop-Version`).
     let protocolFields: HTTPFields
     let stallLimit: Duration
+    /// How long the answer may take once the body is all sent.
+    let answerLimit: Duration
 
     /// Sends `method` to `url` with `fields` (over the caller's) and `body`.
     func send(_ method: RequestMethod, _ url: URL, fields: HTTPFields = [:], body: RequestBody? = nil,
               progress: (@Sendable (UploadProgress) -> Void)? = nil) async throws -> UploadResponse {
         var all = headers
         for field in protocolFields + fields { all[field.name] = field.value }
-        let watch = StallWatch(limit: stallLimit)
+        let watch = StallWatch(limit: stallLimit, answerLimit: answerLimit)
+        let throttle = ProgressThrottle()
         let (client, options) = (self.client, self.options)
-        let fields = all
+        let request = client.requestSerializer.request(method, url, body: body, headers: all)
         return try await watch.run {
-            try await client.send(body, to: url, method: method, headers: fields, options: options) { sent in
-                watch.touch(bodySent: sent.totalBytes.map { sent.bytesSent >= $0 } ?? false)
-                progress?(sent)
+            try await client.send(request, options: options, resendsAfterClose: false, reportsEveryPart: true) { sent in
+                let bodySent = sent.totalBytes.map { sent.bytesSent >= $0 } ?? false
+                watch.touch(bodySent: bodySent)
+                if throttle.passes(final: bodySent) { progress?(sent) }
             }
         }
     }

@@ -56,17 +56,30 @@ public struct ResumableUploader: Sendable {
     /// How long a request may make no progress (no byte sent, no answer) before it counts
     /// as failed: the upload then asks for the offset and goes on.
     public var stallTimeout: Duration
+    /// How long the answer to a request may take once its body is all sent before the
+    /// request counts as failed (the upload then asks for the offset and goes on): a server
+    /// may have much to do with the last bytes (parse a whole form), and one that accepts a
+    /// request and never answers it holds the upload no longer than this. "Sent" means
+    /// handed to the connection: a body that fits in the socket buffers of a server that
+    /// never reads it is sent too. A request without a body (`OPTIONS`, `HEAD`, a creation)
+    /// has ``stallTimeout`` for its answer. Five times ``stallTimeout`` unless given.
+    public var answerTimeout: Duration
 
+    /// How many failed requests in a row are retried by default: an upload resumes after a
+    /// cut unless told not to (as tus-js-client does).
+    public static let defaultRetries = 5
     /// The smallest request a stalled upload is cut down to (unless the server asks for more).
     public static let minimumChunkSize: Int64 = 1 << 20
     /// The `Upload-Draft-Interop-Version` sent: 8, that of the newest text of the draft
     /// read (the editors' copy of 1 July 2026, between -11 and -12).
     public static let interopVersion = DraftInterop.current
 
-    /// An uploader; by default 64 MiB per request, 5 retries in a row, 60 s without
-    /// progress for a stalled request, and the user's store.
-    public init(client: FormPostClient = FormPostClient(), chunkSize: Int64 = 64 << 20, retry: RetryPolicy = RetryPolicy(maxRetries: 5),
-                stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions(), stallTimeout: Duration = .seconds(60)) {
+    /// An uploader; by default 64 MiB per request, ``defaultRetries`` retries in a row, 60 s
+    /// without progress for a stalled request, five times that (300 s) for an answer once a
+    /// request is sent, and the user's store.
+    public init(client: FormPostClient = FormPostClient(), chunkSize: Int64 = 64 << 20, retry: RetryPolicy = RetryPolicy(maxRetries: defaultRetries),
+                stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions(), stallTimeout: Duration = .seconds(60),
+                answerTimeout: Duration? = nil) {
         self.client = client
         var options = options
         options.retry = .none
@@ -75,6 +88,7 @@ public struct ResumableUploader: Sendable {
         self.retry = retry
         self.stateStore = stateStore
         self.stallTimeout = stallTimeout
+        self.answerTimeout = answerTimeout ?? stallTimeout * 5
     }
 
     /// Uploads `form` to `url` with `method` (POST by default), or goes on with an upload
@@ -151,7 +165,8 @@ public struct ResumableUploader: Sendable {
 
     private func sender(headers: HTTPFields) -> ResumableRequestSender {
         ResumableRequestSender(client: client, options: options, headers: headers,
-                               protocolFields: [.uploadDraftInteropVersion: String(Self.interopVersion)], stallLimit: stallTimeout)
+                               protocolFields: [.uploadDraftInteropVersion: String(Self.interopVersion)],
+                               stallLimit: stallTimeout, answerLimit: answerTimeout)
     }
 
     /// The state store's entry of an upload of `form` to `endpoint`, keyed by the form's identity.

@@ -5,7 +5,7 @@ import Synchronization
 /// counts as a failed request (the upload asks for the offset and goes on) instead of
 /// holding the upload forever. Once the whole body is sent, the answer may take
 /// ``answerLimit``: a server may have much to do with the last bytes of an upload (parse a
-/// whole form).
+/// whole form), and one that accepts a request and never answers it is given up on then.
 final class StallWatch: Sendable {
     /// How long a request may make no progress while its body is sent.
     let limit: Duration
@@ -13,9 +13,9 @@ final class StallWatch: Sendable {
     let answerLimit: Duration
     private let state = Mutex((lastProgress: ContinuousClock.now, bodySent: false))
 
-    init(limit: Duration) {
+    init(limit: Duration, answerLimit: Duration) {
         self.limit = limit
-        self.answerLimit = limit * 5
+        self.answerLimit = answerLimit
     }
 
     /// Notes progress: the stall's clock starts again; `bodySent` once the body is all sent.
@@ -30,12 +30,12 @@ final class StallWatch: Sendable {
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await operation() }
             group.addTask {
-                let step = min(self.limit / 4, .seconds(1))
+                let step = min(self.limit / 4, self.answerLimit / 4, .seconds(1))
                 while true {
                     try await Task.sleep(for: step)
                     let (last, bodySent) = self.state.withLock { $0 }
                     let limit = bodySent ? self.answerLimit : self.limit
-                    if last.duration(to: .now) >= limit { throw RequestStalled(limit: limit) }
+                    if last.duration(to: .now) >= limit { throw RequestStalled(limit: limit, bodySent: bodySent) }
                 }
             }
             defer { group.cancelAll() }
@@ -47,8 +47,12 @@ final class StallWatch: Sendable {
     }
 }
 
-/// A request that made no progress for `limit`.
+/// A request that made no progress for `limit`: while its body was sent, or, once it was
+/// all sent, no answer came.
 struct RequestStalled: Error, CustomStringConvertible {
     let limit: Duration
-    var description: String { "the request made no progress for \(limit)" }
+    let bodySent: Bool
+    var description: String {
+        bodySent ? "no answer came within \(limit) of the request's end" : "the request made no progress for \(limit)"
+    }
 }

@@ -124,8 +124,10 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             let buffers = PlanByteBuffers(plan: body.plan, progress: request.progress, maxBytesPerSecond: request.maxBytesPerSecond)
             outgoing.body = .stream(buffers, length: body.contentLength.map { .known($0) } ?? .unknown)
         }
+        var answered = false
         do {
             let response = try await client.execute(outgoing, deadline: deadline)
+            answered = true
             let collected = try await response.body.collect(upTo: request.maxResponseBytes)
             return UploadResponse(
                 status: Int(response.status.code),
@@ -136,7 +138,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
                 httpVersion: Self.curlName(response.version)
             )
         } catch {
-            throw Self.translate(error, url: request.url)
+            throw Self.failure(error, url: request.url, beforeAnswer: !answered)
         }
     }
 
@@ -171,13 +173,31 @@ public final class AsyncHTTPClientTransport: UploadTransport {
                 collected = answer
             } else {
                 let answeredEarly = regions.endedEarly || (error as? HTTPClientError) == .requestStreamCancelled
-                guard answeredEarly, delegate.collectedSoFar.status >= 300 else { throw Self.translate(error, url: request.url) }
+                let status = delegate.collectedSoFar.status
+                guard answeredEarly, status >= 300 else { throw Self.failure(error, url: request.url, beforeAnswer: status == 0) }
                 collected = delegate.collectedSoFar
             }
         }
         try await regions.finish(checkingFiles: !regions.endedEarly)
         return UploadResponse(status: collected.status, headers: collected.headers, body: collected.body, url: request.url, method: request.method,
                               httpVersion: collected.version.map(Self.curlName))
+    }
+
+    /// `error` translated, marked ``ConnectionClosedBeforeAnswer`` when the server closed or
+    /// reset the connection `beforeAnswer` (no head of an answer arrived): ``FormPostClient``
+    /// may then send the request again.
+    private static func failure(_ error: any Error, url: URL, beforeAnswer: Bool) -> any Error {
+        let translated = translate(error, url: url)
+        var closed = switch error {
+        case let error as HTTPClientError: error == .remoteConnectionClosed
+        case let error as IOError: error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
+        case let error as ChannelError: error == .ioOnClosedChannel || error == .eof
+        default: false
+        }
+        #if canImport(Network)
+        if case .posix(let code)? = NetworkFrameworkFailure(error) { closed = closed || code == ECONNRESET || code == EPIPE }
+        #endif
+        return beforeAnswer && closed ? ConnectionClosedBeforeAnswer(error: translated) : translated
     }
 
     /// A version as curl names it: `2` for HTTP/2, `1.1`, `1.0`.
