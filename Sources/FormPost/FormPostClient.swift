@@ -12,9 +12,9 @@ import Multipart
 ///
 /// Redirects follow browser semantics (307/308 re-send the body from the plan), retries
 /// re-send it too, and the body is produced as its ``EncodingStrategy`` says. A request
-/// whose connection the server closed before any byte of an answer (a pooled connection
-/// it closed on its own keep-alive clock) is sent once more at once, as curl does, unless
-/// its body has a stream part (which may be a one-shot `InputStream`).
+/// whose reused connection the server closed before any byte of an answer (a pooled
+/// connection it closed on its own keep-alive clock) is sent once more at once, as curl
+/// does, unless its body has a stream part (which may be a one-shot `InputStream`).
 public struct FormPostClient: Sendable {
     /// The transport that performs each exchange.
     public let transport: any UploadTransport
@@ -103,7 +103,8 @@ public struct FormPostClient: Sendable {
         var request = TransportRequest(
             url: request.url, method: request.method, headers: request.headers, body: request.body,
             progress: reportsEveryPart ? ProgressReporter(total: total, interval: 0, handler: progress) : ProgressReporter(total: total, handler: progress),
-            maxBytesPerSecond: options.maxBytesPerSecond, timeout: options.timeout, maxResponseBytes: options.maxResponseBytes
+            maxBytesPerSecond: options.maxBytesPerSecond, timeout: options.timeout, maxResponseBytes: options.maxResponseBytes,
+            marksClosedBeforeAnswer: resendsAfterClose
         )
         let clock = ContinuousClock()
         let deadline = options.timeout.map { clock.now + $0 }

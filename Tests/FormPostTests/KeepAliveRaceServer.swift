@@ -15,6 +15,8 @@ final class KeepAliveRaceServer: Sendable {
         case secondOnEachConnection = "second"
         /// The first request the server receives, whatever its connection.
         case firstOfAll = "first"
+        /// The second request the server receives, whatever its connection.
+        case secondOfAll = "second-of-all"
     }
 
     /// One request as the server saw it.
@@ -69,7 +71,10 @@ final class KeepAliveRaceServer: Sendable {
             self.requests += 1
             with lock:
                 overall = next(requests)
-                answered = (self.requests != 2) if MODE == "second" else (overall != 1)
+                if MODE == "second":
+                    answered = self.requests != 2
+                else:
+                    answered = overall != (2 if MODE == "second-of-all" else 1)
                 with open(LOG, "a") as log:
                     log.write(f"{self.connection_number} {self.requests} {int(answered)} {len(body)}\n")
             if not answered:

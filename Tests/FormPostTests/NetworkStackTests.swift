@@ -112,9 +112,17 @@ import Testing
         }
         try await transport.shutdown()
         try await other.shutdownGracefully()
-        // The same configuration with the group left to FormPost is accepted.
-        let chosen = AsyncHTTPClientTransport(configuration: configuration)
+        // The same configuration with the group left to FormPost is accepted: the request
+        // goes out, and meets a closed port.
         #expect(NetworkStack.unsupportedConfiguration(configuration, on: MultiThreadedEventLoopGroup.singleton) == nil)
+        let chosen = AsyncHTTPClientTransport(configuration: configuration)
+        let closedPort = try freePort()
+        await #expect {
+            _ = try await FormPostClient(transport: chosen).upload(MultipartForm(), to: URL(string: "https://127.0.0.1:\(closedPort)/")!)
+        } throws: { error in
+            guard case UploadError.cannotConnect = error else { return false }
+            return true
+        }
         try await chosen.shutdown()
     }
 

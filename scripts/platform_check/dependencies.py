@@ -17,7 +17,7 @@ RULES = [
     Rule("FileRegion write", re.compile(r"\.fileRegion\s*\("), re.compile(r"\bNetworkStack\b"), (),
          "swift-nio-transport-services 1.28.0 StateManagedNWConnectionChannel.write0 unwraps every write "
          "as a ByteBuffer and stops the process on a FileRegion; decide by NetworkStack (the event loop's family)"),
-    Rule("HTTPClient made", re.compile(r"\bHTTPClient\s*\(\s*eventLoopGroup\s*:"), re.compile(r"\bNetworkStack\.unsupportedConfiguration\b"), (),
+    Rule("HTTPClient made", re.compile(r"\bHTTPClient\s*\(|\bHTTPClient\.shared\b"), re.compile(r"\bNetworkStack\.unsupportedConfiguration\b"), (),
          "async-http-client 1.37.0 NIOTransportServices/TLSConfiguration.swift:149-183 stops the process on a client "
          "certificate, private key, key log callback or .noHostnameVerification on Network.framework"),
     Rule("default event loop group", re.compile(r"\bHTTPClient\.defaultEventLoopGroup\b"), None, ("NetworkStack.swift",),

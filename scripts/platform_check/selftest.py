@@ -175,6 +175,11 @@ class SymbolTests(unittest.TestCase):
             "umount2(path, Int32(MNT_DETACH))": "umount2",
             "posix_spawnp(&pid, p, nil, nil, argv, environ)": "environ",
             "let fd = epoll_create1(0)": "epoll_",
+            "guard pipe2(&fds, O_CLOEXEC) == 0 else { return }": "pipe2",
+            "_ = fdatasync(fd)": "fdatasync",
+            "let n = get_nprocs()": "get_nprocs",
+            "let size = malloc_usable_size(p)": "malloc_usable_size",
+            "let t = try String(contentsOfFile: \"/sys/fs/cgroup/memory.max\")": "/sys/",
         }
         for line, label in cases.items():
             found = [f for f in findings(line + "\n") if f.category == "linux-only"]
@@ -310,6 +315,8 @@ class DependencyTests(unittest.TestCase):
 
     def test_client_and_group_choice(self):
         self.assertEqual(self.rules("let c = HTTPClient(eventLoopGroup: g, configuration: c)\n"), {(1, "HTTPClient made")})
+        self.assertEqual(self.rules("let c = HTTPClient(configuration: c)\n"), {(1, "HTTPClient made")})
+        self.assertEqual(self.rules("let c = HTTPClient.shared\n"), {(1, "HTTPClient made")})
         self.assertEqual(self.rules("let g = HTTPClient.defaultEventLoopGroup\n"), {(1, "default event loop group")})
         self.assertEqual(self.rules("let g = HTTPClient.defaultEventLoopGroup\n", path="Sources/FormPost/NetworkStack.swift"), set())
 

@@ -1,12 +1,17 @@
 import Multipart
 
-/// An exchange whose connection closed before any byte of its answer arrived: most often
-/// a pooled connection the server closed on its own keep-alive clock just as the request
-/// went out (Apache after 5 s idle, nginx after 75 s; AsyncHTTPClient keeps one 60 s).
-/// The server has answered nothing, so ``FormPostClient`` sends the request once more at
-/// once, on another connection (the closed one has left the pool), as curl does — whatever
-/// the caller's ``RetryPolicy`` — when its body can be produced again; otherwise, or when
-/// that fails too, it throws ``error``. Transports throw it; callers never see it.
+/// An exchange whose connection — one that may have come from the pool: an exchange with
+/// the same origin was answered within the pool's idle timeout — closed before any byte of
+/// its answer arrived: the keep-alive race, a pooled connection the server closed on its
+/// own clock just as the request went out (Apache after 5 s idle, nginx after 75 s;
+/// AsyncHTTPClient keeps one 60 s). ``FormPostClient`` sends the request once more at once,
+/// on another connection (the closed one has left the pool), as curl does — whatever the
+/// caller's ``RetryPolicy`` — when its body can be produced again; otherwise, or when that
+/// fails too, it throws ``error``. A close before any answer on a connection that cannot
+/// have been pooled is thrown as itself: that server may have done the work.
+///
+/// Thrown by a transport only for a request that asks for it
+/// (`TransportRequest.marksClosedBeforeAnswer`, set by ``FormPostClient``), which unwraps it.
 struct ConnectionClosedBeforeAnswer: Error, CustomStringConvertible {
     /// The error the caller sees when the request is not sent again.
     let error: any Error

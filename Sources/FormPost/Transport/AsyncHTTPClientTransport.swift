@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
 /// stream from the plan with a known `Content-Length`, or chunked when a stream part has
@@ -24,6 +25,11 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private let ownsClient: Bool
     /// Why this transport cannot send, found when it was made; thrown by every ``send(_:)``.
     private let configurationProblem: UploadError?
+    /// How long the pool keeps an idle connection.
+    private let idleTimeout: Duration
+    /// When an exchange with each origin last got an answer: a request within `idleTimeout`
+    /// of it may go out on a pooled connection, which the server may have closed meanwhile.
+    private let lastAnswered = Mutex<[String: ContinuousClock.Instant]>([:])
 
     /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
     public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), eventLoopGroup: nil, owned: false)
@@ -71,6 +77,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         self.client = client
         ownsClient = false
         configurationProblem = nil
+        // AsyncHTTPClient's default; a client's own configuration cannot be read.
+        idleTimeout = .seconds(60)
     }
 
     private init(configuration: HTTPClient.Configuration, eventLoopGroup: (any EventLoopGroup)?, owned: Bool) {
@@ -86,6 +94,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         }
         client = HTTPClient(eventLoopGroup: group, configuration: configuration)
         ownsClient = owned
+        idleTimeout = .nanoseconds(configuration.connectionPool.idleTimeout.nanoseconds)
     }
 
     /// AsyncHTTPClient's defaults with a connect timeout of `connectTimeout`.
@@ -113,8 +122,22 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
         let deadline: NIODeadline = request.timeout.map { .now() + TimeAmount($0) } ?? .distantFuture
+        let origin = Self.origin(of: request.url)
+        let started = ContinuousClock.now
+        // A pooled connection is one an earlier exchange with the origin left idle, no longer
+        // ago than the pool keeps one: only then may a close before any answer be the
+        // keep-alive race rather than a server that failed while it handled the request.
+        let mayReuse = request.marksClosedBeforeAnswer && lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
+        let response = try await exchange(request, deadline: deadline, mayReuse: mayReuse)
+        lastAnswered.withLock { $0[origin] = .now }
+        return response
+    }
+
+    /// One exchange; a failure on a possibly reused connection (`mayReuse`) before any
+    /// answer is thrown as ``ConnectionClosedBeforeAnswer``.
+    private func exchange(_ request: TransportRequest, deadline: NIODeadline, mayReuse: Bool) async throws -> UploadResponse {
         if let body = request.body, request.maxBytesPerSecond == nil {
-            return try await sendThroughDelegate(request, body: body, deadline: deadline)
+            return try await sendThroughDelegate(request, body: body, deadline: deadline, mayReuse: mayReuse)
         }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
@@ -138,7 +161,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
                 httpVersion: Self.curlName(response.version)
             )
         } catch {
-            throw Self.failure(error, url: request.url, beforeAnswer: !answered)
+            throw Self.failure(error, url: request.url, beforeAnswerOnReusable: mayReuse && !answered)
         }
     }
 
@@ -146,7 +169,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// took them (so the body never runs ahead of it), and where files go as `FileRegion`s
     /// (sendfile) on plaintext HTTP/1.1 over NIOPosix's sockets — never on Network.framework,
     /// whose channel takes `ByteBuffer`s only.
-    private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline) async throws -> UploadResponse {
+    private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline, mayReuse: Bool) async throws -> UploadResponse {
         let eventLoop = client.eventLoopGroup.next()
         let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, scheme: request.url.scheme)
         var headers = HTTPHeaders(request.headers)
@@ -174,7 +197,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             } else {
                 let answeredEarly = regions.endedEarly || (error as? HTTPClientError) == .requestStreamCancelled
                 let status = delegate.collectedSoFar.status
-                guard answeredEarly, status >= 300 else { throw Self.failure(error, url: request.url, beforeAnswer: status == 0) }
+                guard answeredEarly, status >= 300 else { throw Self.failure(error, url: request.url, beforeAnswerOnReusable: mayReuse && status == 0) }
                 collected = delegate.collectedSoFar
             }
         }
@@ -184,9 +207,9 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     }
 
     /// `error` translated, marked ``ConnectionClosedBeforeAnswer`` when the server closed or
-    /// reset the connection `beforeAnswer` (no head of an answer arrived): ``FormPostClient``
-    /// may then send the request again.
-    private static func failure(_ error: any Error, url: URL, beforeAnswer: Bool) -> any Error {
+    /// reset the connection `beforeAnswerOnReusable` (a connection that may have come from
+    /// the pool, no head of an answer arrived): ``FormPostClient`` may then send the request again.
+    private static func failure(_ error: any Error, url: URL, beforeAnswerOnReusable: Bool) -> any Error {
         let translated = translate(error, url: url)
         var closed = switch error {
         case let error as HTTPClientError: error == .remoteConnectionClosed
@@ -197,7 +220,13 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         #if canImport(Network)
         if case .posix(let code)? = NetworkFrameworkFailure(error) { closed = closed || code == ECONNRESET || code == EPIPE }
         #endif
-        return beforeAnswer && closed ? ConnectionClosedBeforeAnswer(error: translated) : translated
+        return beforeAnswerOnReusable && closed ? ConnectionClosedBeforeAnswer(error: translated) : translated
+    }
+
+    /// The pool's key for `url`'s connections: scheme, host and port.
+    private static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? "http"
+        return "\(scheme)://\(url.host ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 
     /// A version as curl names it: `2` for HTTP/2, `1.1`, `1.0`.

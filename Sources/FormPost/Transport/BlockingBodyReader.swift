@@ -36,9 +36,6 @@ final class BlockingBodyReader: @unchecked Sendable {
         reader = plan.makeChunkReader(chunkSize: chunkSize)
     }
 
-    /// Whether the whole body has been read. Only for the reading thread.
-    var isFinished: Bool { reader.isFinished }
-
     /// Whether ``cancel()`` was called.
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 

@@ -63,10 +63,9 @@ import Synchronization
 /// own resumption off. FormPost's resumable uploaders (``ResumableUploader`` for the draft,
 /// ``TusUploader`` for tus) default to the AsyncHTTPClient transport (their client's
 /// default), which sends their exchanges exactly as built: keep ``ResumableUploader`` on
-/// it, since with this transport URLSession's resumption could run beside its own. This
-/// was decided by reading Apple's documentation ("Pausing and resuming uploads",
-/// `urlSession(_:task:needNewBodyStreamFrom:completionHandler:)`), and has not been
-/// verified on a device.
+/// it, since with this transport URLSession's resumption could run beside its own (as
+/// Apple documents it in "Pausing and resuming uploads" and
+/// `urlSession(_:task:needNewBodyStreamFrom:completionHandler:)`; no test runs on a device).
 public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDataDelegate, @unchecked Sendable {
     private struct Exchange {
         var body: RequestBody?

@@ -25,4 +25,8 @@ public struct TransportRequest: Sendable {
     public var timeout: Duration?
     /// The largest response body read.
     public var maxResponseBytes: Int
+    /// Whether a failure on a possibly reused connection before any answer is thrown as
+    /// ``ConnectionClosedBeforeAnswer`` (which ``FormPostClient`` answers by sending again)
+    /// rather than as the error itself.
+    var marksClosedBeforeAnswer = false
 }
