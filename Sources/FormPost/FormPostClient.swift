@@ -87,22 +87,19 @@ public struct FormPostClient: Sendable {
     public func send(
         _ request: FormPostRequest, options: UploadOptions = UploadOptions(), progress: (@Sendable (UploadProgress) -> Void)? = nil
     ) async throws -> UploadResponse {
-        try await send(request, options: options, resendsAfterClose: true, reportsEveryPart: false, progress: progress)
+        try await send(request, options: options, resendsAfterClose: true, progress: progress)
     }
 
     /// ``send(_:options:progress:)`` for a resumable upload, which asks the server where it
     /// stands after a failure: with `resendsAfterClose` false, a request whose connection
-    /// closed before any answer is not sent again whole; with `reportsEveryPart`, `progress`
-    /// hears of every part of the body written (its last one too, which a report every
-    /// 50 ms may miss: the upload's stall watch waits for it).
+    /// closed before any answer is not sent again whole.
     func send(
-        _ request: FormPostRequest, options: UploadOptions, resendsAfterClose: Bool, reportsEveryPart: Bool,
+        _ request: FormPostRequest, options: UploadOptions, resendsAfterClose: Bool,
         progress: (@Sendable (UploadProgress) -> Void)?
     ) async throws -> UploadResponse {
-        let total = request.body?.contentLength
         var request = TransportRequest(
             url: request.url, method: request.method, headers: request.headers, body: request.body,
-            progress: reportsEveryPart ? ProgressReporter(total: total, interval: 0, handler: progress) : ProgressReporter(total: total, handler: progress),
+            progress: ProgressReporter(total: request.body?.contentLength, handler: progress),
             maxBytesPerSecond: options.maxBytesPerSecond, timeout: options.timeout, maxResponseBytes: options.maxResponseBytes,
             marksClosedBeforeAnswer: resendsAfterClose
         )

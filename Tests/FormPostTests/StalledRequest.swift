@@ -33,15 +33,6 @@ final class StalledRequest {
     /// The status line of the answer (empty when none came within 10 s, or the connection
     /// was reset).
     func statusLine() -> String {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !received.contains(0x0A) {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        return String(decoding: received.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
+        RawSocket.readStatusLine(descriptor)
     }
 }

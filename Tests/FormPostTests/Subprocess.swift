@@ -95,6 +95,12 @@ enum RawSocket {
         guard let descriptor = try connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
         defer { close(descriptor) }
         _ = bytes.withUnsafeBytes { POSIX.send(descriptor, $0) }
+        return readStatusLine(descriptor)
+    }
+
+    /// The first line of what `descriptor` receives (empty when none came within 10 s, or
+    /// the connection was reset).
+    static func readStatusLine(_ descriptor: Int32) -> String {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []

@@ -30,17 +30,4 @@ public enum RedirectRule {
         guard downgrade || (!trusted && Origin(source) != Origin(target)) else { return headers }
         return headers.filter { !credentialFields.contains($0.name) }
     }
-
-    /// A URL's origin: scheme, host (case-insensitive) and port (the scheme's default when absent).
-    private struct Origin: Equatable {
-        let scheme: String
-        let host: String
-        let port: Int?
-
-        init(_ url: URL) {
-            scheme = url.scheme?.lowercased() ?? ""
-            host = url.host?.lowercased() ?? ""
-            port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
-        }
-    }
 }

@@ -25,14 +25,12 @@ struct ResumableRequestSender: Sendable {
         var all = headers
         for field in protocolFields + fields { all[field.name] = field.value }
         let watch = StallWatch(limit: stallLimit, answerLimit: answerLimit)
-        let throttle = ProgressThrottle()
         let (client, options) = (self.client, self.options)
         let request = client.requestSerializer.request(method, url, body: body, headers: all)
         return try await watch.run {
-            try await client.send(request, options: options, resendsAfterClose: false, reportsEveryPart: true) { sent in
-                let bodySent = sent.totalBytes.map { sent.bytesSent >= $0 } ?? false
-                watch.touch(bodySent: bodySent)
-                if throttle.passes(final: bodySent) { progress?(sent) }
+            try await client.send(request, options: options, resendsAfterClose: false) { sent in
+                watch.touch(bodySent: sent.totalBytes.map { sent.bytesSent >= $0 } ?? false)
+                progress?(sent)
             }
         }
     }

@@ -29,7 +29,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private let idleTimeout: Duration
     /// When an exchange with each origin last got an answer: a request within `idleTimeout`
     /// of it may go out on a pooled connection, which the server may have closed meanwhile.
-    private let lastAnswered = Mutex<[String: ContinuousClock.Instant]>([:])
+    private let lastAnswered = Mutex<[Origin: ContinuousClock.Instant]>([:])
 
     /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
     public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), eventLoopGroup: nil, owned: false)
@@ -122,7 +122,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
         let deadline: NIODeadline = request.timeout.map { .now() + TimeAmount($0) } ?? .distantFuture
-        let origin = Self.origin(of: request.url)
+        let origin = Origin(request.url)
         let started = ContinuousClock.now
         // A pooled connection is one an earlier exchange with the origin left idle, no longer
         // ago than the pool keeps one: only then may a close before any answer be the
@@ -221,12 +221,6 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         if case .posix(let code)? = NetworkFrameworkFailure(error) { closed = closed || code == ECONNRESET || code == EPIPE }
         #endif
         return beforeAnswerOnReusable && closed ? ConnectionClosedBeforeAnswer(error: translated) : translated
-    }
-
-    /// The pool's key for `url`'s connections: scheme, host and port.
-    private static func origin(of url: URL) -> String {
-        let scheme = url.scheme?.lowercased() ?? "http"
-        return "\(scheme)://\(url.host ?? ""):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 
     /// A version as curl names it: `2` for HTTP/2, `1.1`, `1.0`.
