@@ -24,12 +24,19 @@ extension UploadCommand {
         let report: @Sendable (ResumableProgress) -> Void = { progress in bar.update(UploadProgress(bytesSent: progress.sent, totalBytes: progress.total)) }
         let started = Date()
         let result: ResumableUploadResult
+        // A completed upload is forgotten only once its answer is reported: the same command
+        // run again after a kill in between reports the same answer instead of uploading anew.
+        let forget: (ResumableUploadResult) -> Void
         do {
             if mode == "tus", let path = uploadFile {
-                let uploader = TusUploader(client: client, chunkSize: chunkSize, retry: retryPolicy(retries: retries), options: options, checksums: resumable.tusChecksum)
+                var uploader = TusUploader(client: client, chunkSize: chunkSize, retry: retryPolicy(retries: retries), options: options, checksums: resumable.tusChecksum)
+                uploader.forgetsCompletedUploads = false
+                forget = uploader.forget
                 result = try await uploader.upload(fileAt: path, to: target, headers: headers, progress: report)
             } else {
-                let uploader = ResumableUploader(client: client, chunkSize: chunkSize, retry: retryPolicy(retries: retries), options: options)
+                var uploader = ResumableUploader(client: client, chunkSize: chunkSize, retry: retryPolicy(retries: retries), options: options)
+                uploader.forgetsCompletedUploads = false
+                forget = uploader.forget
                 if let path = uploadFile {
                     result = try await uploader.upload(fileAt: path, to: target, method: RequestMethod(rawValue: method ?? "PUT"), headers: headers, progress: report)
                 } else {
@@ -49,6 +56,7 @@ extension UploadCommand {
             if failWithBody { try writeBody(result.response.body) }
             printWriteOut(transfer)
             if !silent || showError { FileHandle.standardError.write(Data("formpost: (22) The requested URL returned error: \(result.response.status)\n".utf8)) }
+            forget(result)
             throw ExitCode(ExitStatus.httpError.rawValue)
         }
         if json {
@@ -62,6 +70,7 @@ extension UploadCommand {
             try writeBody(result.response.body)
         }
         printWriteOut(transfer)
+        forget(result)
     }
 
     /// Writes a response body to `-o` or standard output.

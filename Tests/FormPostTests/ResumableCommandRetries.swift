@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Multipart
 
 extension TusClientTests {
     /// The arguments of `formpost --resumable MODE` uploading `file` to formpost serve on `port`:
@@ -49,5 +50,48 @@ extension TusClientTests {
         let message = String(decoding: finished.stderr, as: UTF8.self)
         #expect(finished.status == 55, "exit \(finished.status): \(message)")
         #expect(message.contains("1 attempt"), "\(message)")
+    }
+}
+
+extension TusClientTests {
+    @Test("formpost --resumable killed after its upload completed but before it reported the answer reports that answer when run again: nothing uploaded anew, one file stored",
+          arguments: ["tus", "ietf"])
+    func commandKilledBeforeReporting(mode: String) async throws {
+        let directory = try SampleDirectory()
+        let uploads = try SampleDirectory()
+        let file = try directory.file("big.bin", size: 2 << 20, seed: 9)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+        // The answer goes to a FIFO nobody reads: the run blocks opening it, with the upload complete.
+        let fifo = directory.path + "/answer.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let answer = directory.path + "/answer.json"
+        let state = "XDG_STATE_HOME=" + directory.path + "/state"
+        let (second, stored) = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+            try await offPool { () -> (ChildProcess.Finished, [String]) in
+                let arguments = Self.resumableArguments(mode, file: file, port: port)
+                let first = try ChildProcess("env", [state, formpostBinary, "-s", "--json", "-o", fifo] + arguments, stdout: .discard, stderr: .discard)
+                var files: [String] = []
+                for _ in 0..<600 where files.isEmpty {
+                    usleep(50_000)
+                    files = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
+                }
+                usleep(200_000)
+                kill(first.pid, SIGKILL)
+                _ = try? first.finish()
+                let second = try ChildProcess("env", [state, formpostBinary, "-s", "--json", "-o", answer] + arguments).finish()
+                return (second, try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") })
+            }
+        }
+        #expect(second.status == 0, "exit \(second.status): \(String(decoding: second.stderr, as: UTF8.self))")
+        let summary = try #require(try JSONSerialization.jsonObject(with: second.stdout) as? [String: Any])
+        #expect(summary["bytes_sent"] as? Int == 0, "the second run sent nothing: \(summary)")
+        #expect(stored.count == 1, "one file stored: \(stored)")
+        let name = try #require(stored.first)
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + name))) == expected)
+        if mode == "ietf" {
+            let receipt = try JSONDecoder().decode(Receipt.self, from: Data(contentsOf: URL(fileURLWithPath: answer)))
+            #expect(receipt.files.map(\.sha256) == [expected], "the answer is the form's receipt")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/state/formpost").isEmpty, "the upload is forgotten once reported")
     }
 }

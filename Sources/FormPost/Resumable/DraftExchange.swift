@@ -108,12 +108,14 @@ final class DraftExchange: ResumableExchange {
     /// The final answer was lost: an empty append with `Upload-Complete: ?1` at the end
     /// asks the server to answer it again (the draft lets a server replay it) — whatever
     /// its status, an answer with `Upload-Complete: ?1` is the target's; a server that does
-    /// not replay leaves the `HEAD`'s answer.
-    func finalAnswer(for url: URL, length: Int64, head: UploadResponse, sender: ResumableRequestSender) async -> UploadResponse {
+    /// not replay leaves the `HEAD`'s answer. A request that fails (cut, or a 5xx) is
+    /// thrown, for the run to send again.
+    func finalAnswer(for url: URL, length: Int64, head: UploadResponse, sender: ResumableRequestSender) async throws -> UploadResponse {
         let fields: HTTPFields = [.uploadOffset: String(length), .uploadComplete: StructuredField.serialize(true)]
-        guard let replay = try? await sender.send(.patch, url, fields: fields, body: .bytes([], contentType: DraftInterop.partialUpload)),
-              StructuredField.boolean(replay.headers[.uploadComplete]) == true else { return head }
-        return replay
+        let replay = try await sender.send(.patch, url, fields: fields, body: .bytes([], contentType: DraftInterop.partialUpload))
+        if StructuredField.boolean(replay.headers[.uploadComplete]) == true { return replay }
+        if replay.status >= 500 || [408, 423, 429].contains(replay.status) { throw RetryableAnswer("the server answered \(replay.status) when asked for the final answer again") }
+        return head
     }
 
     /// Throws for answers no retry can mend: a gone upload (404, 410), other 4xx than 408,

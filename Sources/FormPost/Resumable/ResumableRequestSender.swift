@@ -85,7 +85,9 @@ protocol ResumableExchange: AnyObject {
     func outcome(of response: UploadResponse, range: Range<Int64>, length: Int64, url: URL) throws -> AppendOutcome
     /// The answer to report for an upload the server says is complete although its final
     /// answer never arrived (a run killed at the end, say); `head` is the offset's answer.
-    func finalAnswer(for url: URL, length: Int64, head: UploadResponse, sender: ResumableRequestSender) async -> UploadResponse
+    ///
+    /// - Throws: When asking for it failed (the run retries).
+    func finalAnswer(for url: URL, length: Int64, head: UploadResponse, sender: ResumableRequestSender) async throws -> UploadResponse
 }
 
 /// A server busy with an earlier request of the upload (423): waited out, not a failure.

@@ -13,6 +13,9 @@ final class ResumableRun {
     private let length: Int64
     private let retry: RetryPolicy
     private let stateStore: ResumeStateStore?
+    /// Whether a completed upload leaves the state store at once; else its entry stays
+    /// until the caller forgets it (``ResumableUploadResult``), having reported its answer.
+    private let forgetsOnCompletion: Bool
     private let progress: (@Sendable (ResumableProgress) -> Void)?
     private var entry: ResumeEntry
     private var chunkSize: Int64
@@ -33,13 +36,14 @@ final class ResumableRun {
     }
 
     init(exchange: any ResumableExchange, sender: ResumableRequestSender, plan: BodyPlan, retry: RetryPolicy, stateStore: ResumeStateStore?,
-         chunkSize: Int64, minimumChunkSize: Int64, entry: ResumeEntry, progress: (@Sendable (ResumableProgress) -> Void)?) {
+         forgetsOnCompletion: Bool, chunkSize: Int64, minimumChunkSize: Int64, entry: ResumeEntry, progress: (@Sendable (ResumableProgress) -> Void)?) {
         self.exchange = exchange
         self.sender = sender
         self.plan = plan
         self.length = plan.contentLength ?? 0
         self.retry = retry
         self.stateStore = stateStore
+        self.forgetsOnCompletion = forgetsOnCompletion
         self.chunkSize = max(chunkSize, 1)
         self.minimumChunkSize = minimumChunkSize
         self.entry = entry
@@ -122,10 +126,11 @@ final class ResumableRun {
         if let finalAnswer {
             answer = finalAnswer
         } else {
-            answer = await exchange.finalAnswer(for: url, length: length, head: last, sender: sender)
+            answer = try await retrying { try await self.exchange.finalAnswer(for: url, length: self.length, head: last, sender: self.sender) }
         }
-        stateStore?.remove(matching: entry)
-        return ResumableUploadResult(uploadURL: url, resumedFrom: resumedFrom, bytesSent: length - resumedFrom, response: answer)
+        if forgetsOnCompletion { stateStore?.remove(matching: entry) }
+        return ResumableUploadResult(uploadURL: url, resumedFrom: resumedFrom, bytesSent: length - resumedFrom, response: answer,
+                                     entry: forgetsOnCompletion ? nil : entry)
     }
 
     /// The size of the next request: the run's, within what the server accepts.

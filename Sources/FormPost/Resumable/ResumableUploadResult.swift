@@ -11,4 +11,7 @@ public struct ResumableUploadResult: Sendable {
     /// The server's last answer (to the append that completed the upload, or to the
     /// `HEAD` that found it complete).
     public let response: UploadResponse
+    /// The state store's entry, kept until ``TusUploader/forget(_:)`` or
+    /// ``ResumableUploader/forget(_:)`` when the uploader does not forget completed uploads.
+    let entry: ResumeEntry?
 }

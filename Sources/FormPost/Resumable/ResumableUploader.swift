@@ -50,6 +50,11 @@ public struct ResumableUploader: Sendable {
     public var retry: RetryPolicy
     /// Where upload resources are kept between runs; nil keeps none.
     public var stateStore: ResumeStateStore?
+    /// Whether a completed upload leaves ``stateStore`` as soon as it is complete (the
+    /// default). When false, its entry stays until ``forget(_:)``: a program killed after
+    /// the upload completed but before it reported the answer finds the upload complete
+    /// when it runs again, and gets the same answer, instead of uploading it anew.
+    public var forgetsCompletedUploads = true
     /// The options of each request: rate limit, time limit, … (its retry policy is not
     /// used: ``retry`` governs).
     public var options: UploadOptions
@@ -158,9 +163,15 @@ public struct ResumableUploader: Sendable {
 
     private func run(_ exchange: DraftExchange, plan: BodyPlan, entry: ResumeEntry, endpoint: URL, headers: HTTPFields,
                      progress: (@Sendable (ResumableProgress) -> Void)?) async throws -> ResumableUploadResult {
-        let run = ResumableRun(exchange: exchange, sender: sender(headers: headers), plan: plan, retry: retry, stateStore: stateStore,
+        let run = ResumableRun(exchange: exchange, sender: sender(headers: headers), plan: plan, retry: retry, stateStore: stateStore, forgetsOnCompletion: forgetsCompletedUploads,
                                chunkSize: chunkSize, minimumChunkSize: Self.minimumChunkSize, entry: entry, progress: progress)
         return try await run.perform(endpoint: endpoint)
+    }
+
+    /// Forgets the completed upload of `result` (kept when ``forgetsCompletedUploads`` is
+    /// false), once its answer is reported: the next upload of the same body starts anew.
+    public func forget(_ result: ResumableUploadResult) {
+        if let entry = result.entry { stateStore?.remove(matching: entry) }
     }
 
     private func sender(headers: HTTPFields) -> ResumableRequestSender {

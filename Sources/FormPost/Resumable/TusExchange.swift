@@ -114,7 +114,7 @@ final class TusExchange: ResumableExchange {
         }
     }
 
-    func finalAnswer(for url: URL, length: Int64, head: UploadResponse, sender: ResumableRequestSender) async -> UploadResponse { head }
+    func finalAnswer(for url: URL, length: Int64, head: UploadResponse, sender: ResumableRequestSender) async throws -> UploadResponse { head }
 
     /// Throws for answers no retry can mend: 412, a gone upload, other 4xx than 408, 409, 423, 429 and 460.
     static func check(_ response: UploadResponse, during what: String, url: URL) throws {
@@ -136,8 +136,14 @@ final class TusExchange: ResumableExchange {
     }
 
     /// The digest of `plan`'s bytes, read as it would be sent (a file region from its
-    /// place), in base64 as `Upload-Checksum` carries it.
+    /// place), in base64 as `Upload-Checksum` carries it. The file reads (and the hashing)
+    /// run on the encoders' blocking-I/O threads, never on the Swift concurrency pool: a
+    /// slow or stalled disk blocks one of those, not a thread every other task needs.
     static func digest(of plan: BodyPlan, with algorithm: TusChecksumAlgorithm) async throws -> String {
+        try await BlockingIOExecutor.run { try await hash(plan, with: algorithm) }
+    }
+
+    private static func hash(_ plan: BodyPlan, with algorithm: TusChecksumAlgorithm) async throws -> String {
         let reader = plan.makeChunkReader(chunkSize: 1 << 20)
         switch algorithm {
         case .sha256:

@@ -40,6 +40,11 @@ public struct TusUploader: Sendable {
     public var retry: RetryPolicy
     /// Where upload URLs are kept between runs; nil keeps none.
     public var stateStore: ResumeStateStore?
+    /// Whether a completed upload leaves ``stateStore`` as soon as it is complete (the
+    /// default). When false, its entry stays until ``forget(_:)``: a program killed after
+    /// the upload completed but before it reported the answer finds the upload complete
+    /// when it runs again, and gets the same answer, instead of uploading it anew.
+    public var forgetsCompletedUploads = true
     /// The options of each request: rate limit, time limit, … (its retry policy is not
     /// used: ``retry`` governs).
     public var options: UploadOptions
@@ -100,7 +105,7 @@ public struct TusUploader: Sendable {
         fullMetadata["filename"] = fullMetadata["filename"] ?? file.name
         fullMetadata["filetype"] = fullMetadata["filetype"] ?? MIMEType.forFilename(file.path)
         let run = ResumableRun(exchange: TusExchange(metadata: fullMetadata, checksums: checksums), sender: sender(headers: headers),
-                               plan: file.body.plan, retry: retry, stateStore: stateStore, chunkSize: chunkSize,
+                               plan: file.body.plan, retry: retry, stateStore: stateStore, forgetsOnCompletion: forgetsCompletedUploads, chunkSize: chunkSize,
                                minimumChunkSize: Self.minimumChunkSize, entry: file.entry(endpoint: endpoint, protocolName: TusExchange.protocolName), progress: progress)
         return try await run.perform(endpoint: endpoint)
     }
@@ -126,6 +131,12 @@ public struct TusUploader: Sendable {
         try await terminate(url, headers: headers)
         stateStore?.remove(matching: entry)
         return url
+    }
+
+    /// Forgets the completed upload of `result` (kept when ``forgetsCompletedUploads`` is
+    /// false), once its answer is reported: the next upload of the same body starts anew.
+    public func forget(_ result: ResumableUploadResult) {
+        if let entry = result.entry { stateStore?.remove(matching: entry) }
     }
 
     private func sender(headers: HTTPFields) -> ResumableRequestSender {
