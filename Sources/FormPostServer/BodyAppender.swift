@@ -43,11 +43,7 @@ struct BodyAppender {
         var received = offset
         do {
             for try await var buffer in body {
-                let room = Int(clamping: max(0, limit - received))
-                if buffer.readableBytes > room {
-                    outcome.overflowed = true
-                    buffer = buffer.getSlice(at: buffer.readerIndex, length: room) ?? ByteBuffer()
-                }
+                outcome.overflowed = Self.clip(&buffer, at: received, limit: limit)
                 received += Int64(buffer.readableBytes)
                 if checksum != nil { buffer.withUnsafeReadableBytes { checksum?.update($0) } }
                 guard await writer.write(buffer), !outcome.overflowed else { break }
@@ -61,5 +57,13 @@ struct BodyAppender {
         outcome.failure = written.failure
         digest = written.digest
         return outcome
+    }
+
+    /// Cuts `buffer`, bytes from position `position`, at `limit`; whether it went past.
+    static func clip(_ buffer: inout ByteBuffer, at position: Int64, limit: Int64) -> Bool {
+        let room = Int(clamping: max(0, limit - position))
+        guard buffer.readableBytes > room else { return false }
+        buffer = buffer.getSlice(at: buffer.readerIndex, length: room) ?? ByteBuffer()
+        return true
     }
 }

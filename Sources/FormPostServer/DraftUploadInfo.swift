@@ -19,6 +19,17 @@ struct DraftUploadInfo: Codable {
     var contentDisposition: String?
     /// The target's answer to the whole representation, once complete.
     var answer: StoredAnswer?
+    /// Once every byte of a representation that is not a form has arrived, while it is
+    /// stored: the name and SHA-256 it is stored with, saved before anything is stored, so
+    /// that a completion taken up again after a crash stores it once, under that name, and
+    /// answers the same receipt.
+    var completing: UploadCompletion?
+    /// Once a form is complete and its answer saved, while its files are moved into the
+    /// directory: the names they are stored under, in order (``ResumableForms``).
+    var storingParts: [String]?
+    /// The address of the client that created it (``ClientAddress``), nil when unknown:
+    /// uploads in progress are counted per client address.
+    var client: String?
 
     /// Whether the representation is a form, which the receiver parses.
     var isForm: Bool { contentType.lowercased().hasPrefix("multipart/form-data") }

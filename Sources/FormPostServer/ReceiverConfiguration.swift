@@ -18,15 +18,29 @@ public struct ReceiverConfiguration: Sendable {
     /// The permissions of stored files (their partial files are always 0600).
     public var storedFileMode: UInt16
     /// The most resumable uploads in progress at once, per protocol (tus, the IETF draft):
-    /// each holds disk space until it completes or expires, so a client that creates
-    /// them without end gets 503 past this.
+    /// each holds disk space until it completes or expires, so creations past this answer
+    /// 503. As many complete uploads have their state kept until they expire (so that a
+    /// client whose last answer was lost learns the upload is done); past that, a creation
+    /// forgets the oldest of the client address that has the most (their stored files stay).
     public var maxUploadsInProgress: Int
+    /// The most resumable uploads in progress at once from one client address, per
+    /// protocol: past this, that address's creations answer 503 while others' are still
+    /// taken. The address is the connection's peer: behind a reverse proxy every client
+    /// has the proxy's address (`X-Forwarded-For` is not trusted), so there this limit
+    /// bounds them all together; IPv6 addresses count per /64.
+    public var maxUploadsInProgressPerClient: Int
+    /// How long a resumable upload in progress may go without receiving its first byte:
+    /// past this, it is removed (requests on it answer 404), and no longer holds its place
+    /// among the uploads in progress.
+    public var idleUploadExpiry: Duration
 
     /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB per
     /// field and 4 MiB of fields in all, stored files readable by their owner only (0600),
-    /// 1000 resumable uploads in progress.
+    /// 1000 resumable uploads in progress, 100 from one client address, each removed when
+    /// it has received nothing 10 minutes after it began.
     public init(directory: String, maxBodySize: Int64 = 10 << 30, maxFileSize: Int64 = 10 << 30, maxParts: Int = 1000, maxFieldSize: Int64 = 1 << 20,
-                maxTotalFieldBytes: Int64 = 4 << 20, storedFileMode: UInt16 = 0o600, maxUploadsInProgress: Int = 1000) {
+                maxTotalFieldBytes: Int64 = 4 << 20, storedFileMode: UInt16 = 0o600, maxUploadsInProgress: Int = 1000,
+                maxUploadsInProgressPerClient: Int = 100, idleUploadExpiry: Duration = .seconds(600)) {
         self.directory = directory
         self.maxBodySize = maxBodySize
         self.maxFileSize = maxFileSize
@@ -35,6 +49,8 @@ public struct ReceiverConfiguration: Sendable {
         self.maxTotalFieldBytes = maxTotalFieldBytes
         self.storedFileMode = storedFileMode
         self.maxUploadsInProgress = maxUploadsInProgress
+        self.maxUploadsInProgressPerClient = maxUploadsInProgressPerClient
+        self.idleUploadExpiry = idleUploadExpiry
     }
 
     var parserLimits: MultipartParserLimits {

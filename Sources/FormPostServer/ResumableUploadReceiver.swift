@@ -16,13 +16,16 @@ import ResumableHTTP
 /// appends at that offset, `DELETE` cancels it, `OPTIONS` tells the limits.
 ///
 /// When the last byte has arrived, the representation is answered as one request would
-/// have been: a `multipart/form-data` body is parsed and its files stored, as the
-/// ``UploadReceiver`` does, and its ``Receipt`` answered; any other representation is
-/// stored as one file (named by its `Content-Disposition`), with its SHA-256. That answer
-/// carries `Upload-Complete: ?1`, is kept, and is given again to a client whose answer was
-/// lost (an empty append at the end, or `GET`). Only a form's own faults (400, 413, 415)
-/// answer it for good: after a failure to store it (a full disk), the upload stays, and
-/// completing it again may succeed.
+/// have been: a `multipart/form-data` body gets the ``Receipt`` the ``UploadReceiver``
+/// answers, with the same limits; any other representation is stored as one file (named
+/// by its `Content-Disposition`), with its SHA-256. A form is parsed as its appends arrive,
+/// each file part's content written once, to a file of its own, which completion moves
+/// into the directory (after a restart, what is stored is parsed once again); a form found
+/// malformed or past a limit is answered so at once, for good. That answer carries
+/// `Upload-Complete: ?1`, is kept, and is given again to a client whose answer was lost (an
+/// empty append at the end, or `GET`). Only a form's own faults (400, 413, 415) answer it
+/// for good: after a failure to store it (a full disk), the upload stays, and completing
+/// it again may succeed.
 ///
 /// A client that speaks a supported interop version learns the upload resource at once, in
 /// a `104` interim response, before its body is read: the request can be cut anywhere.
@@ -32,22 +35,54 @@ import ResumableHTTP
 /// an upload that another request still holds (a client resumed while the server had not
 /// yet noticed its earlier connection was gone) ends that request, as the draft
 /// recommends. State lives in files (under the directory's `.resumable/`): uploads survive a restart.
+/// Completion is crash-safe. A representation that is not a form: its stored name and
+/// SHA-256 are saved first, its data is then hard-linked into the directory, and removed
+/// only once the answer is saved — a server killed (or a step failing) anywhere leaves the
+/// upload answered, or at its full offset with its completion recorded, which completing
+/// it again finishes under the recorded name (one stored file, the same receipt). A form:
+/// its answer is saved with its files' stored names before any of them moves; the next
+/// request moves what is left.
+///
+/// At most `maxUploadsInProgress` uploads are in progress at once, and at most
+/// `maxUploadsInProgressPerClient` created from one client address (``ClientAddress``: the
+/// connection's peer, so behind a reverse proxy every client counts as the proxy); past
+/// either, creation answers 503 with `Retry-After`. An upload that has received no byte
+/// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
+/// empty does not hold its place for a day. The states of complete uploads are kept, at
+/// most `maxUploadsInProgress` (``UploadAdmission``).
 public struct ResumableUploadReceiver: Sendable {
     /// Where upload resources live: `basePath/ID`.
     public let basePath: String
     /// How long an upload is kept after it began.
     public let expiry: Duration
     let receiver: UploadReceiver
-    let store: UploadStore
+    private(set) var store: UploadStore
     let locks = UploadLocks()
     let digests = RunningDigests()
+    /// The parses of forms in progress, kept between their appends.
+    let formProgresses = FormProgresses()
     let logger: Logger
     private let lifetime: UploadExpiry
+    private let admission: UploadAdmission
     private let threadPool: NIOThreadPool
 
+    /// What happens between the steps of storing a representation that is not a form: nil,
+    /// but in tests (and `formpost serve --kill-at-completion-step`).
+    /// The receiver's resumable forms, stored as ``store`` says.
+    private var forms: ResumableForms {
+        ResumableForms(store: store, configuration: receiver.configuration, threadPool: threadPool, progresses: formProgresses)
+    }
+
+    package var completionFault: CompletionFault? {
+        get { store.completionFault }
+        set { store.completionFault = newValue }
+    }
+
     /// A receiver of resumable uploads for the targets of `receiver` (its configuration:
-    /// directory, limits, permissions); uploads older than `expiry` are removed now and,
-    /// at most every 10 s, when an upload is created.
+    /// directory, limits, permissions, uploads in progress at once and per client
+    /// address); uploads older than `expiry`, and those that received no byte
+    /// `idleUploadExpiry` after they began, are removed now and by a sweep in the
+    /// background (every 10 s, or half the idle expiry when shorter).
     ///
     /// - Throws: ``ReceiverSetupError`` for a base path that is not below `/`; file-system
     ///   errors when the directory cannot be made.
@@ -59,9 +94,11 @@ public struct ResumableUploadReceiver: Sendable {
         self.store = try UploadStore(directory: receiver.configuration.directory, stateName: ".resumable",
                                      fileMode: receiver.configuration.storedFileMode)
         self.logger = logger
-        self.lifetime = UploadExpiry(lifetime: expiry)
+        self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry)
+        self.admission = UploadAdmission(configuration: receiver.configuration)
         self.threadPool = .singleton
         removeExpired()
+        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool)
     }
 
     /// Whether `request` is this receiver's: on an upload resource, an `OPTIONS`, or a
@@ -78,7 +115,7 @@ public struct ResumableUploadReceiver: Sendable {
         let version = DraftInterop.version(of: request.headers)
         var response: Response
         do {
-            response = try await route(request, channel: (context as? ReceiverRequestContext)?.channel, version: version)
+            response = try await route(request, channel: (context as? ReceiverRequestContext)?.channel, client: ClientAddress.of(context), version: version)
         } catch let failure as DraftFailure {
             response = failure.response
             if let complete = failure.complete { DraftInterop.mark(&response.headers, complete: complete, version: version) }
@@ -96,13 +133,13 @@ public struct ResumableUploadReceiver: Sendable {
         return response
     }
 
-    private func route(_ request: Request, channel: (any Channel)?, version: Int?) async throws -> Response {
+    private func route(_ request: Request, channel: (any Channel)?, client: String?, version: Int?) async throws -> Response {
         let path = request.uri.path
         guard path == basePath || path.hasPrefix(basePath + "/") else {
             if request.method == .options, !DraftInterop.asksForResumableUpload(request.headers) {
                 return Response(status: .noContent, headers: [.allow: "POST, PUT, OPTIONS", .uploadLimit: limits(contentType: nil, info: nil).fieldValue(interopVersion: version)])
             }
-            return try await create(request, channel: channel, version: version)
+            return try await create(request, channel: channel, client: client, version: version)
         }
         let id = path.dropFirst(basePath.count).drop { $0 == "/" }
         guard UploadStore.isValidID(id) else { throw DraftFailure(.notFound, "no such upload") }
@@ -122,8 +159,9 @@ public struct ResumableUploadReceiver: Sendable {
     // MARK: - Requests
 
     /// A request to a target that asks for a resumable upload: the upload resource is
-    /// created (and announced at once in a 104), then the request's content appended.
-    private func create(_ request: Request, channel: (any Channel)?, version: Int?) async throws -> Response {
+    /// created for `client` (its address) if ``UploadAdmission`` takes it (and announced at
+    /// once in a 104), then the request's content appended.
+    private func create(_ request: Request, channel: (any Channel)?, client: String?, version: Int?) async throws -> Response {
         guard request.method == .post || request.method == .put else {
             throw DraftFailure(.methodNotAllowed, "a resumable upload is created with POST or PUT")
         }
@@ -138,21 +176,17 @@ public struct ResumableUploadReceiver: Sendable {
         if let contentLength, contentLength > limit { throw tooLarge(contentType: contentType, version: version) }
         var info = DraftUploadInfo(created: Date().timeIntervalSince1970, length: length, method: request.method.rawValue, path: request.uri.path,
                                    contentType: contentType, contentDisposition: request.headers[.contentDisposition])
+        info.client = client
         let (store, receiver, created) = (self.store, self, info)
-        let most = self.receiver.configuration.maxUploadsInProgress
         let id: String = try await threadPool.runIfActive {
-            receiver.removeExpired()
-            var inProgress = store.inProgressCount()
-            if inProgress >= most {
-                receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull)
-                inProgress = store.inProgressCount()
-            }
-            guard inProgress < most else {
-                var busy = UploadReceiver.json(ErrorBody(error: "\(most) uploads are in progress: try again later"), status: .serviceUnavailable)
+            do {
+                return try receiver.admission.admit(created, created: created.created, client: client, store: store, expiry: receiver.lifetime,
+                                                    locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
+            } catch let refusal as UploadAdmission.Refusal {
+                var busy = UploadReceiver.json(ErrorBody(error: refusal.message), status: .serviceUnavailable)
                 busy.headers[.retryAfter] = "60"
                 throw DraftFailure(response: busy, complete: nil)
             }
-            return try store.create(created)
         }
         let location = basePath + "/" + id
         guard let token = locks.acquire(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
@@ -163,7 +197,7 @@ public struct ResumableUploadReceiver: Sendable {
                 .uploadDraftInteropVersion: String(version),
             ], on: channel)
         }
-        let outcome = try await write(request.body, to: id, info: info, at: 0)
+        let outcome = try await write(request.body, to: id, info: info, at: 0, version: version)
         if outcome.cut {
             logger.notice("\(request.method) \(request.uri.path) cut at \(outcome.offset) bytes; upload \(id) kept")
             throw DraftFailure(.badRequest, "the request was cut short; its upload goes on at \(location)", complete: false)
@@ -235,7 +269,7 @@ public struct ResumableUploadReceiver: Sendable {
             let (store, saved) = (self.store, info)
             try await threadPool.runIfActive { try store.save(saved, id: id) }
         }
-        let outcome = try await write(request.body, to: id, info: info, at: offset)
+        let outcome = try await write(request.body, to: id, info: info, at: offset, version: version)
         if outcome.cut {
             logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes")
             throw DraftFailure(.badRequest, "the request was cut short", complete: false)
@@ -260,6 +294,7 @@ public struct ResumableUploadReceiver: Sendable {
         let store = self.store
         try await threadPool.runIfActive { store.remove(id) }
         digests.remove(id)
+        forms.progresses.remove(id)
         return Response(status: .noContent)
     }
 
@@ -271,11 +306,12 @@ public struct ResumableUploadReceiver: Sendable {
     /// - Throws: ``DraftFailure`` 413 when the body goes past the length: the upload is then
     ///   removed (its offset may not exceed its length). The failure of a write (507 for a
     ///   full disk): the upload then ends where the bytes written in order do.
-    private func write(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64) async throws -> BodyAppender.Outcome {
+    private func write(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64, version: Int?) async throws -> BodyAppender.Outcome {
         let store = self.store
         let limit = info.length ?? limits(contentType: info.contentType, info: info).maxSize ?? Int64.max
+        if info.isForm { return try await writeForm(body, to: id, info: info, at: offset, limit: limit, version: version) }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
-        var digest = info.isForm ? nil : digests.take(id, at: offset)
+        var digest = digests.take(id, at: offset)
         var checksum: ChecksumHasher?
         let outcome = await BodyAppender(threadPool: threadPool).append(body, to: descriptor, at: offset, limit: limit, digest: &digest, checksum: &checksum)
         if let failure = outcome.failure {
@@ -293,22 +329,38 @@ public struct ResumableUploadReceiver: Sendable {
         return outcome
     }
 
+    /// Appends `body` to the form `id` at `offset`, parsed as it arrives (``ResumableForms``).
+    ///
+    /// - Throws: ``DraftFailure`` with the form's answer, for good, when it is malformed or
+    ///   past a limit; 413 when the body goes past the length (the upload is then removed);
+    ///   the failure of a write (the upload then ends where its bytes on disk do).
+    private func writeForm(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64, limit: Int64,
+                           version: Int?) async throws -> BodyAppender.Outcome {
+        let outcome = try await forms.append(body, to: id, info: info, at: offset, limit: limit)
+        if let failure = outcome.failure { throw failure }
+        if let fault = outcome.formFault {
+            let answered = try await forms.fault(fault, id: id, info: info)
+            logger.notice("upload \(id): the form is refused: \(fault)")
+            throw DraftFailure(response: replay(answered.answer!, version: version), complete: nil)
+        }
+        if outcome.overflowed {
+            let store = self.store
+            try await threadPool.runIfActive { store.remove(id) }
+            forms.progresses.remove(id)
+            throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(limit) bytes: the upload is removed")
+        }
+        return BodyAppender.Outcome(offset: outcome.offset, cut: outcome.cut, overflowed: false)
+    }
+
     /// Answers the whole representation of upload `id`, now complete at `offset` bytes:
-    /// a form is parsed and its files stored, anything else stored as one file. The answer
-    /// is kept, to be given again.
+    /// a form's files are moved into the directory, anything else stored as one file. The
+    /// answer is kept, to be given again.
     private func finish(_ id: String, info: DraftUploadInfo, offset: Int64, version: Int?, location: String) async throws -> Response {
         guard offset == info.length else {
             throw DraftFailure(response: Self.problem(.inconsistentLength("the upload was completed at \(offset) bytes, not at its length of \(info.length ?? 0)")), complete: false)
         }
-        let answer = info.isForm ? try await answerForm(id, info: info) : try await storeFile(id, info: info)
-        var done = info
-        done.answer = answer
-        let (store, saved) = (self.store, done)
-        try await threadPool.runIfActive {
-            // The answer first: until it is saved, the data still says where the upload stands.
-            try store.save(saved, id: id)
-            store.removeData(id)
-        }
+        guard info.isForm else { return try await storeFile(id, info: info, offset: offset, version: version, location: location) }
+        let answer = try await forms.complete(id, info: info).answer!
         digests.remove(id)
         logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
         var response = replay(answer, version: version)
@@ -316,41 +368,30 @@ public struct ResumableUploadReceiver: Sendable {
         return response
     }
 
-    /// The receiver's answer to the stored form of upload `id`: its receipt, or what is
-    /// wrong with the form (400, 413, 415), answered for good.
-    ///
-    /// - Throws: Any other failure (a full disk, the data unreadable): it says nothing of the
-    ///   form, which a later attempt to complete the upload may store.
-    private func answerForm(_ id: String, info: DraftUploadInfo) async throws -> StoredAnswer {
-        var finished = false
-        do {
-            let (receipt, _) = try await receiver.receiveForm(contentType: info.contentType, declaredLength: info.length,
-                                                            body: StoredBody(path: store.dataPath(id), threadPool: threadPool), bodyFinished: &finished)
-            return StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
-        } catch where Self.isAboutTheForm(error) {
-            let (message, status) = UploadReceiver.errorAnswer(for: error)
-            return StoredAnswer(status: status.code, json: String(decoding: UploadReceiver.encodeJSON(ErrorBody(error: message)), as: UTF8.self))
-        }
-    }
-
-    /// Whether `error`, met reading a form, is the form's own: malformed (400), past a limit
-    /// (413), of another type (415) — the same bytes would meet it again.
-    private static func isAboutTheForm(_ error: any Error) -> Bool {
-        switch error {
-        case is MultipartError, ReceiverFailure.limitExceeded, ReceiverFailure.unsupportedMediaType: true
-        default: false
-        }
-    }
-
-    /// Stores the representation of upload `id` as one file and answers its receipt.
-    private func storeFile(_ id: String, info: DraftUploadInfo) async throws -> StoredAnswer {
-        let sha256 = digests.take(id, at: info.length ?? 0).map { Hexadecimal.string($0.finalize()) }
+    /// Stores the representation of upload `id`, complete at `offset` bytes, as one file —
+    /// under the name and SHA-256 an earlier attempt recorded, or new ones — saves its
+    /// receipt as the upload's answer and removes its data, in steps a crash cannot tear
+    /// (``UploadStore/complete(_:as:pending:done:)``); answers that receipt.
+    private func storeFile(_ id: String, info: DraftUploadInfo, offset: Int64, version: Int?, location: String) async throws -> Response {
+        let sha256 = digests.take(id, at: offset).map { Hexadecimal.string($0.finalize()) }
         let store = self.store
-        let (storedAs, digest) = try await threadPool.runIfActive { try store.storeData(id, sha256: sha256) }
-        let filename = info.contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
-        let receipt = Receipt(fields: [], files: [Receipt.File(name: "file", filename: filename, contentType: info.contentType,
-                                                               size: info.length ?? 0, sha256: digest, storedAs: storedAs)])
-        return StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
+        let answer = try await threadPool.runIfActive {
+            let completion = try info.completing ?? store.plannedCompletion(id, sha256: sha256)
+            let filename = info.contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
+            let receipt = Receipt(fields: [], files: [Receipt.File(name: "file", filename: filename, contentType: info.contentType,
+                                                                   size: offset, sha256: completion.sha256, storedAs: completion.storedAs)])
+            let answer = StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
+            var pending = info, done = info
+            pending.completing = completion
+            done.completing = nil
+            done.answer = answer
+            try store.complete(id, as: completion, pending: pending, done: done)
+            return answer
+        }
+        logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
+        var response = replay(answer, version: version)
+        response.headers[.location] = location
+        return response
     }
 
     /// A kept answer, as a response with `Upload-Complete: ?1`.
@@ -391,12 +432,16 @@ public struct ResumableUploadReceiver: Sendable {
     private func current(_ id: String, held: Bool = false) async throws -> (DraftUploadInfo, Int64) {
         let (store, lifetime, locks, digests) = (self.store, self.lifetime, self.locks, self.digests)
         return try await threadPool.runIfActive {
-            guard let info = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
-            if lifetime.hasExpired(created: info.created) {
+            guard let loaded = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
+            if lifetime.hasExpired(created: loaded.created) {
                 UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw DraftFailure(.gone, "the upload expired")
             }
-            return (info, info.answer == nil ? store.offset(id) : info.length ?? 0)
+            // What a completion that stopped left undone is done: a form's files moved, the data removed.
+            let info = try ResumableForms.settle(id, info: loaded, in: store)
+            if info.answer != nil { store.removeData(id) }
+            guard info.answer == nil else { return (info, info.length ?? 0) }
+            return (info, info.isForm ? ResumableForms.offset(of: id, in: store) : store.offset(id))
         }
     }
 
@@ -422,12 +467,10 @@ public struct ResumableUploadReceiver: Sendable {
         return response
     }
 
-    /// Removes uploads older than ``expiry``. It blocks on the file system: at start, or on
-    /// NIO's thread pool.
-    private func removeExpired(interval: Duration = UploadExpiry.sweepInterval) {
-        let store = self.store
-        let digests = self.digests
-        lifetime.sweep(store, locks: locks, digests: digests, logger: logger, interval: interval) { store.load($0, as: DraftUploadInfo.self)?.created }
+    /// Removes uploads older than ``expiry``, and idle ones (``UploadExpiry``). It blocks
+    /// on the file system: at start.
+    private func removeExpired() {
+        lifetime.sweep(store, locks: locks, digests: digests, logger: logger)
     }
 }
 

@@ -8,48 +8,64 @@ import Darwin
 import NIOCore
 import NIOPosix
 
-/// The bytes of a file as a sequence of `ByteBuffer`s read on NIO's thread pool: a
-/// completed resumable upload's representation, read as a request's body would arrive.
+/// Stored bytes as a sequence of `ByteBuffer`s read on NIO's thread pool, as a request's
+/// body would arrive: ranges of files, one after the other — a resumable form's bytes put
+/// together again from its ``FormSegments``.
 struct StoredBody: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
-    let path: String
+    /// Bytes of a file: `length` of them from `offset` (fewer when the file ends before).
+    struct Extent: Sendable {
+        var path: String
+        var offset: Int64
+        var length: Int64
+    }
+
+    let extents: [Extent]
     let threadPool: NIOThreadPool
     /// The size of each buffer.
     let chunkSize: Int
 
-    init(path: String, threadPool: NIOThreadPool, chunkSize: Int = 256 << 10) {
-        self.path = path
+    init(extents: [Extent], threadPool: NIOThreadPool, chunkSize: Int = 256 << 10) {
+        self.extents = extents
         self.threadPool = threadPool
         self.chunkSize = chunkSize
     }
 
     func makeAsyncIterator() -> Iterator { Iterator(body: self) }
 
-    /// Reads the file from its start; the file is closed at its end, or when the iterator goes.
+    /// Reads the extents in order; each file is closed at its extent's end, or when the iterator goes.
     struct Iterator: AsyncIteratorProtocol {
         private let body: StoredBody
+        private var index = 0
         private var file: OpenDescriptor?
-        private var offset: Int64 = 0
+        private var read: Int64 = 0
 
         init(body: StoredBody) {
             self.body = body
         }
 
         mutating func next() async throws -> ByteBuffer? {
-            if file == nil {
-                let path = body.path
-                file = try await body.threadPool.runIfActive { try OpenDescriptor(path: path) }
+            while index < body.extents.count {
+                let extent = body.extents[index]
+                let count = Int(Swift.min(Int64(body.chunkSize), extent.length - read))
+                if count > 0 {
+                    if file == nil {
+                        let path = extent.path
+                        file = try await body.threadPool.runIfActive { try OpenDescriptor(path: path) }
+                    }
+                    let (open, at) = (file!, extent.offset + read)
+                    let buffer = try await body.threadPool.runIfActive { try open.read(at: at, count: count) }
+                    if buffer.readableBytes > 0 {
+                        read += Int64(buffer.readableBytes)
+                        return buffer
+                    }
+                }
+                index += 1
+                file = nil
+                read = 0
             }
-            guard let file else { return nil }
-            let (at, size) = (offset, body.chunkSize)
-            let buffer = try await body.threadPool.runIfActive { try file.read(at: at, count: size) }
-            guard buffer.readableBytes > 0 else {
-                self.file = nil
-                return nil
-            }
-            offset += Int64(buffer.readableBytes)
-            return buffer
+            return nil
         }
     }
 
@@ -59,7 +75,7 @@ struct StoredBody: AsyncSequence, Sendable {
 
         init(path: String) throws {
             descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot read a completed upload", errno: errno) }
+            guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot read an upload", errno: errno) }
         }
 
         deinit { close(descriptor) }
@@ -74,7 +90,7 @@ struct StoredBody: AsyncSequence, Sendable {
                     return Swift.max(got, 0)
                 }
                 if got >= 0 { return buffer }
-                guard errno == EINTR else { throw ReceiverFailure.storing("reading a completed upload failed", errno: errno) }
+                guard errno == EINTR else { throw ReceiverFailure.storing("reading an upload failed", errno: errno) }
             }
         }
     }

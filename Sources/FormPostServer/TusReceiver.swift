@@ -32,7 +32,20 @@ import ResumableHTTP
 /// what the page cache held. Two appends to one upload never interleave (the second answers 423). An
 /// upload is removed ``expiry`` after it began, complete or not; until then `HEAD` on a
 /// complete one answers its full length, so a client whose last answer was lost learns
-/// that it is done.
+/// that it is done. Completing an upload is crash-safe: its stored name and SHA-256 are
+/// saved first, its data is then hard-linked into the directory, and removed only once the
+/// state says complete — a server killed (or a step failing) anywhere leaves the upload
+/// complete, or at its full offset with its completion recorded, which the next `HEAD` or
+/// append finishes under the recorded name (one stored file, the same receipt). `HEAD`
+/// never answers 0 while a completion runs.
+///
+/// At most `maxUploadsInProgress` uploads are in progress at once, and at most
+/// `maxUploadsInProgressPerClient` created from one client address (``ClientAddress``: the
+/// connection's peer, so behind a reverse proxy every client counts as the proxy); past
+/// either, creation answers 503 with `Retry-After`. An upload that has received no byte
+/// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
+/// empty does not hold its place for a day. The states of complete uploads are kept, at
+/// most `maxUploadsInProgress` (``UploadAdmission``).
 public struct TusReceiver: Sendable {
     /// The path uploads are created at; each lives at `basePath/ID`.
     public let basePath: String
@@ -40,15 +53,26 @@ public struct TusReceiver: Sendable {
     public let maxSize: Int64
     /// The most uploads in progress at once; past it, creation answers 503.
     public let maxUploadsInProgress: Int
+    /// The most uploads in progress at once from one client address; past it, that
+    /// address's creations answer 503.
+    public let maxUploadsInProgressPerClient: Int
     /// How long an upload is kept after it began.
     public let expiry: Duration
-    let store: UploadStore
+    private(set) var store: UploadStore
     let locks = UploadLocks()
     let digests = RunningDigests()
     let unverified = UnverifiedAppends()
     let logger: Logger
     private let lifetime: UploadExpiry
+    private let admission: UploadAdmission
     private let threadPool: NIOThreadPool
+
+    /// What happens between the steps of storing a complete upload: nil, but in tests (and
+    /// `formpost serve --kill-at-completion-step`).
+    package var completionFault: CompletionFault? {
+        get { store.completionFault }
+        set { store.completionFault = newValue }
+    }
 
     /// The protocol version spoken.
     public static let version = "1.0.0"
@@ -58,8 +82,11 @@ public struct TusReceiver: Sendable {
     public static let checksumAlgorithms = "sha1,sha256"
 
     /// A receiver storing completed files in `configuration.directory` (uploads in progress
-    /// under its `.tus/`), at most `configuration.maxFileSize` each; uploads older than
-    /// `expiry` are removed now and, at most every 10 s, when an upload is created.
+    /// under its `.tus/`), at most `configuration.maxFileSize` each, at most
+    /// `configuration.maxUploadsInProgress` in progress (`maxUploadsInProgressPerClient`
+    /// from one client address); uploads older than `expiry`, and those that received no
+    /// byte `configuration.idleUploadExpiry` after they began, are removed now and by a
+    /// sweep in the background (every 10 s, or half the idle expiry when shorter).
     ///
     /// - Throws: ``ReceiverSetupError`` for a base path that is not below `/`; file-system
     ///   errors when the directory cannot be made.
@@ -69,12 +96,15 @@ public struct TusReceiver: Sendable {
         self.basePath = try ReceiverSetupError.checked(basePath)
         self.maxSize = configuration.maxFileSize
         self.maxUploadsInProgress = configuration.maxUploadsInProgress
+        self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
         self.store = try UploadStore(directory: configuration.directory, stateName: ".tus", fileMode: configuration.storedFileMode)
         self.logger = logger
-        self.lifetime = UploadExpiry(lifetime: expiry)
+        self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry)
+        self.admission = UploadAdmission(configuration: configuration)
         self.threadPool = .singleton
         removeExpired()
+        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool)
     }
 
     /// Whether `path` is this receiver's (``basePath`` or an upload under it).
@@ -86,7 +116,7 @@ public struct TusReceiver: Sendable {
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
         var response: Response
         do {
-            response = try await route(request)
+            response = try await route(request, client: ClientAddress.of(context))
         } catch let failure as TusFailure {
             response = Self.answer(failure.status, message: failure.message)
             if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
@@ -102,7 +132,7 @@ public struct TusReceiver: Sendable {
         return response
     }
 
-    private func route(_ request: Request) async throws -> Response {
+    private func route(_ request: Request, client: String?) async throws -> Response {
         let method = try Self.method(of: request)
         if method == .options {
             return Response(status: .noContent, headers: [
@@ -118,7 +148,7 @@ public struct TusReceiver: Sendable {
         let rest = request.uri.path.dropFirst(basePath.count).drop { $0 == "/" }
         if rest.isEmpty {
             guard method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
-            return try await create(request)
+            return try await create(request, client: client)
         }
         guard UploadStore.isValidID(rest) else { throw TusFailure(.notFound, "no such upload") }
         let id = String(rest)
@@ -133,7 +163,8 @@ public struct TusReceiver: Sendable {
 
     // MARK: - Requests
 
-    private func create(_ request: Request) async throws -> Response {
+    /// `POST`: creates an upload for `client` (its address), if ``UploadAdmission`` takes it.
+    private func create(_ request: Request, client: String?) async throws -> Response {
         guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length >= 0 else {
             throw TusFailure(.badRequest, "Upload-Length is missing or not a size (deferred lengths are not supported)")
         }
@@ -142,19 +173,15 @@ public struct TusReceiver: Sendable {
         if let metadata, !Self.isValidMetadata(metadata) {
             throw TusFailure(.badRequest, "Upload-Metadata is not a list of distinct keys and base64 values")
         }
-        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970)
-        let store = self.store
-        let receiver = self
-        let most = maxUploadsInProgress
+        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client)
+        let (store, receiver) = (self.store, self)
         let id: String = try await threadPool.runIfActive {
-            receiver.removeExpired()
-            var inProgress = store.inProgressCount()
-            if inProgress >= most {
-                receiver.removeExpired(interval: UploadExpiry.sweepIntervalWhenFull)
-                inProgress = store.inProgressCount()
+            do {
+                return try receiver.admission.admit(info, created: info.created, client: client, store: store, expiry: receiver.lifetime,
+                                                    locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
+            } catch let refusal as UploadAdmission.Refusal {
+                throw TusFailure(.serviceUnavailable, refusal.message)
             }
-            guard inProgress < most else { throw TusFailure(.serviceUnavailable, "\(most) uploads are in progress: try again later") }
-            return try store.create(info)
         }
         if length == 0 {
             _ = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: nil) }
@@ -337,15 +364,16 @@ public struct TusReceiver: Sendable {
         return (algorithm, digest)
     }
 
-    /// Moves the complete data of `id` into the directory and records the stored file, as
-    /// a ``Receipt`` names it. It blocks on the file system.
+    /// Stores the complete upload `id` in the directory (``UploadStore/complete(_:as:pending:done:)``)
+    /// under the name and SHA-256 an earlier attempt recorded, or new ones (its SHA-256
+    /// `sha256`, or read from its data when nil); returns its state, complete. It blocks on
+    /// the file system.
     private func complete(_ id: String, info: TusUploadInfo, sha256: String?) throws -> TusUploadInfo {
-        let (storedAs, digest) = try store.storeData(id, sha256: sha256)
-        let metadata = info.metadataValues
-        var done = info
-        done.file = Receipt.File(name: "file", filename: metadata["filename"] ?? metadata["name"] ?? id,
-                                 contentType: metadata["filetype"] ?? metadata["type"], size: info.length, sha256: digest, storedAs: storedAs)
-        try store.save(done, id: id)
+        let completion = try info.completing ?? store.plannedCompletion(id, sha256: sha256)
+        var pending = info
+        pending.completing = completion
+        let done = info.completed(id: id, as: completion)
+        try store.complete(id, as: completion, pending: pending, done: done)
         return done
     }
 
@@ -355,10 +383,14 @@ public struct TusReceiver: Sendable {
 
     // MARK: - State
 
-    /// The upload `id` and its offset (its length once complete).
+    /// The upload `id` and its offset (its length once complete — also when a completion
+    /// stores it meanwhile). What a completion that stopped left is finished: the leftover
+    /// data of a complete upload is removed, and (`held`) a recorded completion whose data
+    /// is already linked is saved complete.
     ///
     /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (which is
-    ///   removed, now if no other request holds it — `held`: the caller does — else by a later sweep).
+    ///   removed, now if no other request holds it — `held`: the caller does — else by a later
+    ///   sweep); a failure to finish a completion.
     private func current(_ id: String, held: Bool = false) async throws -> (TusUploadInfo, Int64) {
         let (store, lifetime, unverified, locks, digests) = (self.store, self.lifetime, self.unverified, self.locks, self.digests)
         return try await threadPool.runIfActive {
@@ -367,9 +399,26 @@ public struct TusReceiver: Sendable {
                 UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw TusFailure(.gone, "the upload expired")
             }
-            if info.file != nil { return (info, info.length) }
+            if info.file != nil {
+                store.removeData(id)
+                return (info, info.length)
+            }
+            if held, let completion = info.completing, store.isLinked(id, as: completion) {
+                let done = info.completed(id: id, as: completion)
+                try store.complete(id, as: completion, pending: info, done: done)
+                return (done, done.length)
+            }
             let unchecked = info.verified != nil
-            return (info, unverified.offset(of: id) { Self.offset(of: id, in: store, unverifiedWhenRead: unchecked) })
+            var hasData = true
+            let offset = unverified.offset(of: id) {
+                let size = Self.offset(of: id, in: store, unverifiedWhenRead: unchecked)
+                hasData = size != nil
+                return size ?? 0
+            }
+            if hasData { return (info, offset) }
+            // The data went since the state was read: a completion stored it meanwhile, or the upload was removed.
+            guard let now = store.load(id, as: TusUploadInfo.self), now.file != nil else { throw TusFailure(.notFound, "no such upload") }
+            return (now, now.length)
         }
     }
 
@@ -377,19 +426,17 @@ public struct TusReceiver: Sendable {
     /// data, or less when its state says an append is unverified (`unverifiedWhenRead`:
     /// it did when read; read again, as the append may have ended since) — that of a server
     /// that stopped meanwhile, or whose end could not be saved: its bytes past the offset it
-    /// began at count for nothing. It blocks on the file system.
-    private static func offset(of id: String, in store: UploadStore, unverifiedWhenRead: Bool) -> Int64 {
-        let size = store.offset(id)
+    /// began at count for nothing. Nil when it has no data. It blocks on the file system.
+    private static func offset(of id: String, in store: UploadStore, unverifiedWhenRead: Bool) -> Int64? {
+        guard let size = store.dataSize(id) else { return nil }
         guard unverifiedWhenRead, let verified = store.load(id, as: TusUploadInfo.self)?.verified else { return size }
         return min(verified, size)
     }
 
-    /// Removes uploads older than ``expiry`` (a completed one's file stays). It blocks on
-    /// the file system: at start, or on NIO's thread pool.
-    private func removeExpired(interval: Duration = UploadExpiry.sweepInterval) {
-        let store = self.store
-        let digests = self.digests
-        lifetime.sweep(store, locks: locks, digests: digests, logger: logger, interval: interval) { store.load($0, as: TusUploadInfo.self)?.created }
+    /// Removes uploads older than ``expiry`` (a completed one's file stays), and idle ones
+    /// (``UploadExpiry``). It blocks on the file system: at start.
+    private func removeExpired() {
+        lifetime.sweep(store, locks: locks, digests: digests, logger: logger)
     }
 
     /// The method `request` asks for: for a `POST`, the one its `X-HTTP-Method-Override`

@@ -3,7 +3,7 @@ import Multipart
 import ResumableHTTP
 
 /// What is kept of a tus upload besides its bytes: its declared length, the client's
-/// metadata, when it began, and once complete the stored file. Saved as JSON beside the
+/// metadata, when it began, the completion under way, and once complete the stored file. Saved as JSON beside the
 /// upload's data, so that an upload survives a restart of the server.
 struct TusUploadInfo: Codable, Equatable {
     /// `Upload-Length`: the size of the whole upload.
@@ -19,7 +19,24 @@ struct TusUploadInfo: Codable, Equatable {
     /// before it writes and removed once it is settled, so that a server killed meanwhile
     /// answers this offset when it is back, and the next append cuts off the bytes past it.
     var verified: Int64?
+    /// Once every byte has arrived, while it is stored: the name and SHA-256 it is stored
+    /// with, saved before anything is stored, so that a completion taken up again after a
+    /// crash stores it once, under that name. Nil once ``file`` is set.
+    var completing: UploadCompletion?
+    /// The address of the client that created it (``ClientAddress``), nil when unknown:
+    /// uploads in progress are counted per client address.
+    var client: String?
 
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).
     var metadataValues: [String: String] { TusMetadata.decode(metadata ?? "") }
+
+    /// This upload, `id`, stored as `completion` says: its ``file`` as a ``Receipt`` names it.
+    func completed(id: String, as completion: UploadCompletion) -> TusUploadInfo {
+        let values = metadataValues
+        var done = self
+        done.completing = nil
+        done.file = Receipt.File(name: "file", filename: values["filename"] ?? values["name"] ?? id, contentType: values["filetype"] ?? values["type"],
+                                 size: length, sha256: completion.sha256, storedAs: completion.storedAs)
+        return done
+    }
 }

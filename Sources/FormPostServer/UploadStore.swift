@@ -12,8 +12,9 @@ import Multipart
 /// Resumable uploads on disk, under a hidden directory of the receiver's (`.tus/` for tus,
 /// `.resumable/` for the IETF draft): `ID.json` (what the protocol keeps of the upload) and
 /// `ID.data` (the bytes so far; its size is the upload's offset). A complete upload's data
-/// is moved into the receiver's directory under a random name, as a multipart file is
-/// stored. Every method blocks on the file system: call them on NIO's thread pool.
+/// is stored in the receiver's directory under a random name, as a multipart file is, in
+/// steps a crash cannot tear (``complete(_:as:pending:done:)``). Every method blocks on the
+/// file system: call them on NIO's thread pool.
 struct UploadStore: Sendable {
     /// Where completed files go.
     let directory: String
@@ -21,12 +22,22 @@ struct UploadStore: Sendable {
     let stateDirectory: String
     /// The permissions of completed files.
     let fileMode: UInt16
+    /// What happens between the steps of a completion: nil, but in tests.
+    var completionFault: CompletionFault?
+    /// The uploads kept here, in memory: taken from the state directory at start, and kept
+    /// up to date as uploads are created, completed and removed.
+    let census: UploadCensus
 
+    /// A store in `directory`'s `stateName`, made if missing; what a creation stopped
+    /// midway left (data without state) and states half saved are removed, and the
+    /// ``census`` is taken. It blocks on the file system.
     init(directory: String, stateName: String, fileMode: UInt16) throws {
         self.directory = directory
         self.stateDirectory = directory + "/" + stateName
         self.fileMode = fileMode
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        self.census = UploadCensus()
+        takeCensus()
     }
 
     /// Whether `id` is one this store could have made (32 hexadecimal digits): anything
@@ -43,14 +54,21 @@ struct UploadStore: Sendable {
     func infoPath(_ id: String) -> String { stateDirectory + "/" + id + ".json" }
     func dataPath(_ id: String) -> String { stateDirectory + "/" + id + ".data" }
 
-    /// Creates an upload described by `info`, with no bytes yet; returns its id.
-    func create(_ info: some Encodable) throws -> String {
-        let id = Self.randomName()
+    /// Creates the upload `id` described by `info`, with no bytes yet: its data, then its
+    /// state (a creation stopped between the two leaves data without state, which the next
+    /// start removes); the ``census`` entered it already, being created, and now knows it is.
+    func create(_ info: some Encodable, id: String) throws {
         let descriptor = open(dataPath(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot create an upload in \(stateDirectory)", errno: errno) }
         close(descriptor)
-        try save(info, id: id)
-        return id
+        do {
+            try save(info, id: id)
+        } catch {
+            unlink(dataPath(id))
+            unlink(infoPath(id) + ".tmp")
+            throw error
+        }
+        census.created(id)
     }
 
     /// What is kept of the upload `id`, or nil when there is none.
@@ -93,39 +111,142 @@ struct UploadStore: Sendable {
         }
     }
 
-    /// Moves the complete data of `id` into the directory under a random name, readable
-    /// as the receiver's files are; returns the name and the data's SHA-256 (`known`, or
-    /// read from the file when nil).
-    func storeData(_ id: String, sha256 known: String?) throws -> (storedAs: String, sha256: String) {
-        let sha256 = try known ?? Self.sha256(ofFileAt: dataPath(id))
-        let storedName = Self.randomName()
-        guard chmod(dataPath(id), mode_t(fileMode)) == 0, rename(dataPath(id), directory + "/" + storedName) == 0 else {
-            throw ReceiverFailure.storing("storing an upload failed", errno: errno)
-        }
-        return (storedName, sha256)
+    /// A new completion of `id`: a random name to store its data under, and the data's
+    /// SHA-256 (`known`, or read from the file when nil).
+    func plannedCompletion(_ id: String, sha256 known: String?) throws -> UploadCompletion {
+        UploadCompletion(storedAs: Self.randomName(), sha256: try known ?? Self.sha256(ofFileAt: dataPath(id)))
     }
 
-    /// Removes the bytes of `id` (its state stays).
+    /// Stores the complete data of `id` in the directory as `completion` says, in steps
+    /// each of which may be taken again: saves `pending` (its state, recording
+    /// `completion`), hard-links the data there under the recorded name with the mode of
+    /// stored files, saves `done` (its state, complete), and removes the data. A crash
+    /// between two steps leaves an upload whose data is still there, at its full offset,
+    /// with the completion recorded (completing it again stores the same file, once), or a
+    /// complete one with a leftover data file (``removeData(_:)`` removes it).
+    func complete(_ id: String, as completion: UploadCompletion, pending: some Encodable, done: some Encodable) throws {
+        try save(pending, id: id)
+        try reach(.beforeLink)
+        try linkData(id, as: completion)
+        try reach(.afterLink)
+        try save(done, id: id)
+        try reach(.beforeUnlink)
+        removeData(id)
+    }
+
+    /// Runs ``completionFault`` at `step`; what it throws fails the step as storage fails.
+    func reach(_ step: CompletionStep) throws {
+        do {
+            try completionFault?(step)
+        } catch {
+            throw ReceiverFailure.storage("storing an upload failed \(step.rawValue): \(error)")
+        }
+    }
+
+    /// Whether the data of `id` is already linked as `completion`'s stored file: a
+    /// completion that stopped after that step.
+    func isLinked(_ id: String, as completion: UploadCompletion) -> Bool {
+        Self.isSameFile(dataPath(id), directory + "/" + completion.storedAs)
+    }
+
+    /// The size of `id`'s data, or nil when it has none (it was stored, or removed).
+    func dataSize(_ id: String) -> Int64? {
+        var status = stat()
+        return stat(dataPath(id), &status) == 0 ? Int64(status.st_size) : nil
+    }
+
+    /// Gives the data of `id` the mode of stored files and links it into the directory as
+    /// `completion.storedAs`; the name being taken already by the data itself (an earlier
+    /// attempt's link) is no failure.
+    private func linkData(_ id: String, as completion: UploadCompletion) throws {
+        let stored = directory + "/" + completion.storedAs
+        guard chmod(dataPath(id), mode_t(fileMode)) == 0 else { throw ReceiverFailure.storing("storing an upload failed", errno: errno) }
+        guard link(dataPath(id), stored) != 0 else { return }
+        let failure = errno
+        guard failure == EEXIST, Self.isSameFile(dataPath(id), stored) else {
+            throw ReceiverFailure.storing("storing an upload failed", errno: failure)
+        }
+    }
+
+    /// Whether `path` and `other` both exist and are one file (the same inode and size).
+    private static func isSameFile(_ path: String, _ other: String) -> Bool {
+        var first = stat(), second = stat()
+        guard stat(path, &first) == 0, stat(other, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino && first.st_size == second.st_size
+    }
+
+    /// Removes the bytes of `id` (its state stays): it is complete.
     func removeData(_ id: String) {
         unlink(dataPath(id))
+        census.completed(id)
     }
 
-    /// Removes `id`: its state and its data; and `storedFile`, a file it completed.
+    /// Removes `id`: its state and its data; and `storedFile`, a file it completed; and the
+    /// file a completion that stopped midway may have linked into the directory, which no
+    /// answer named.
     func remove(_ id: String, storedFile: String? = nil) {
         if let storedFile { unlink(directory + "/" + storedFile) }
+        if let unfinished = load(id, as: UnfinishedCompletion.self), unfinished.file == nil, unfinished.answer == nil,
+           let completing = unfinished.completing {
+            unlink(directory + "/" + completing.storedAs)
+        }
+        FormSegments(store: self, id: id).removeAll()
         unlink(dataPath(id))
         unlink(infoPath(id))
+        census.remove(id)
     }
 
-    /// How many uploads are in progress: those whose data is still here.
-    func inProgressCount() -> Int {
-        ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).count { $0.hasSuffix(".data") }
+    /// What the files of `id` say of it now: its data's size while it is in progress
+    /// (for a form, that of the file holding its first bytes, or of its raw bytes while
+    /// they are split: ``FormSegments``), complete when only its state is left, or gone. A
+    /// few `stat`s; no state is read.
+    func look(_ id: String) -> UploadCensus.Look {
+        if let size = dataSize(id) { return .inProgress(bytes: size) }
+        var status = stat()
+        if stat(FormSegments(store: self, id: id).rawPath, &status) == 0 { return .inProgress(bytes: Int64(status.st_size)) }
+        return access(infoPath(id), F_OK) == 0 ? .complete : .gone
     }
 
-    /// The ids of every upload kept.
-    func ids() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? [])
-            .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
+    /// Enters in the ``census`` the uploads in the state directory, each as its state says
+    /// (the whole state is read, once, at start); removes the files of uploads without a
+    /// state (a creation stopped between its data and its state) and states half saved.
+    /// An unreadable state is left alone, and not counted. It blocks on the file system.
+    private func takeCensus() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
+        let states = Set(names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
+        var entries: [String: UploadCensus.Entry] = [:]
+        for name in names {
+            let id = String(name.prefix { $0 != "." })
+            guard Self.isValidID(id[...]) else { continue }
+            let path = stateDirectory + "/" + name
+            if name.hasSuffix(".json.tmp") || !states.contains(id) {
+                unlink(path)
+                continue
+            }
+            guard name == id + ".json", let data = FileManager.default.contents(atPath: path),
+                  let record = try? JSONDecoder().decode(UploadRecord.self, from: data) else { continue }
+            let look = look(id)
+            entries[id] = UploadCensus.Entry(client: record.client, created: record.created, complete: record.isComplete || look == .complete,
+                                             received: look != .inProgress(bytes: 0))
+        }
+        census.withEntries { $0 = entries }
+    }
+
+    /// What the census takes of an upload's state, tus's or the IETF draft's.
+    private struct UploadRecord: Decodable {
+        /// A value that is there, whatever it holds.
+        struct Present: Decodable {
+            init(from decoder: any Decoder) {}
+        }
+
+        var created: Double
+        var client: String?
+        /// tus: the stored file, once complete.
+        var file: Present?
+        /// The IETF draft: the answer, once complete.
+        var answer: Present?
+
+        var isComplete: Bool { file != nil || answer != nil }
     }
 
     private static func sha256(ofFileAt path: String) throws -> String {
@@ -143,4 +264,12 @@ struct UploadStore: Sendable {
         }
         return Hexadecimal.string(hasher.finalize())
     }
+}
+
+/// What ``UploadStore/remove(_:storedFile:)`` reads of an upload's state, tus's or the
+/// draft's: a completion recorded, and whether it ended (a stored file, or an answer).
+private struct UnfinishedCompletion: Decodable {
+    var completing: UploadCompletion?
+    var file: Receipt.File?
+    var answer: StoredAnswer?
 }

@@ -41,10 +41,19 @@ struct ServeCommand: AsyncParsableCommand {
     var resumablePath = "/uploads"
     @Option(name: .customLong("max-uploads-in-progress"), help: "The most resumable uploads in progress at once, per protocol; past it, creation answers 503.")
     var maxUploadsInProgress = 1000
+    @Option(name: .customLong("max-uploads-in-progress-per-client"),
+            help: "The most resumable uploads in progress at once from one client address (IPv6: per /64), per protocol; past it, that address's creations answer 503. Behind a reverse proxy every client has the proxy's address.")
+    var maxUploadsInProgressPerClient = 100
+    @Option(name: .customLong("idle-upload-expiry"), help: "Seconds a resumable upload may go without receiving its first byte before it is removed.")
+    var idleUploadExpiry: Double = 600
     @Flag(name: .customLong("no-resumable"), help: "Do not receive resumable uploads of the IETF draft (Upload-Complete).")
     var noResumable = false
     @Flag(name: .customLong("no-page"), help: "Do not serve the upload page at GET / (which then answers 405, as every method but POST).")
     var noPage = false
+    /// For tests of crash safety: the server kills itself (SIGKILL) at this step of storing a
+    /// complete resumable upload (a ``CompletionStep``'s name).
+    @Option(name: .customLong("kill-at-completion-step"), help: .hidden)
+    var killAtCompletionStep: String?
 
     func run() async throws {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
@@ -52,10 +61,15 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
         guard idleTimeout > 0, idleTimeout <= 86_400 else { throw fail(UsageError("--idle-timeout \(idleTimeout): expected seconds between 0 and 86400")) }
         guard maxUploadsInProgress > 0 else { throw fail(UsageError("--max-uploads-in-progress must be positive")) }
+        guard maxUploadsInProgressPerClient > 0 else { throw fail(UsageError("--max-uploads-in-progress-per-client must be positive")) }
+        guard idleUploadExpiry > 0, idleUploadExpiry <= 315_360_000 else {
+            throw fail(UsageError("--idle-upload-expiry \(idleUploadExpiry): expected seconds between 0 and ten years"))
+        }
         guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
         guard let mode = UInt16(fileMode, radix: 8), mode <= 0o777 else { throw fail(UsageError("--file-mode \(fileMode): expected octal permissions such as 600 or 640")) }
         let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
-                                                  maxUploadsInProgress: maxUploadsInProgress)
+                                                  maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
+                                                  idleUploadExpiry: .seconds(idleUploadExpiry))
         let receiver: UploadReceiver
         do {
             receiver = try UploadReceiver(configuration: configuration)
@@ -83,8 +97,14 @@ struct ServeCommand: AsyncParsableCommand {
         guard noTus || noResumable || !(nested(tusPath, resumablePath) || nested(resumablePath, tusPath)) else {
             throw fail(UsageError("--tus-path \(tusPath) and --resumable-path \(resumablePath) must not lie one within the other"))
         }
-        let tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
-        let resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
+        var tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
+        var resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
+        if let killAtCompletionStep {
+            guard let step = CompletionStep(rawValue: killAtCompletionStep) else { throw fail(UsageError("--kill-at-completion-step \(killAtCompletionStep): no such step")) }
+            let fault: CompletionFault = { if $0 == step { kill(getpid(), SIGKILL) } }
+            tus?.completionFault = fault
+            resumable?.completionFault = fault
+        }
         let directory = dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"

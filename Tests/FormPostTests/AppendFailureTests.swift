@@ -8,7 +8,7 @@ import Testing
 /// Resumable uploads on a file system that fills up (a tmpfs the test mounts, as root, as
 /// ``FullDiskTests`` does): after a write fails, nothing more of that request is written, the
 /// offset is what reached the disk in order, and the stored SHA-256 is that of the stored
-/// bytes; a form whose completion meets a full disk can be completed once there is room.
+/// bytes; a form whose append meets a full disk goes on once there is room.
 @Suite("Resumable uploads on a disk that fills")
 struct AppendFailureTests {
     /// The protocol an upload speaks.
@@ -56,29 +56,29 @@ struct AppendFailureTests {
         }
     }
 
-    @Test("a form whose completion meets a full disk answers 507 without Upload-Complete: ?1 and stays incomplete with its data; once there is room, completing it again answers the form's receipt")
-    func formCompletedOnFullDisk() async throws {
+    @Test("a form whose append meets a full disk in a file's content answers 507, not for good: its offset is the form's bytes on disk, in order; once there is room, the resumed form answers its receipt")
+    func formAppendOnFullDisk() async throws {
         let disk = try TmpfsMount(kibibytes: 4096)
         var random = SystemRandomNumberGenerator()
-        let file = (0..<(300 * 1024)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let file = (0..<(600 * 1024)).map { _ in UInt8.random(in: 0...255, using: &random) }
         let boundary = "formpost-full-disk"
         let form = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"clip\"; filename=\"clip.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
             + file + Array("\r\n--\(boundary)--\r\n".utf8)
         try await withUploadServer(directory: disk.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
-            let created = try await draft(.post, base + "/upload", body: form, contentType: "multipart/form-data; boundary=\(boundary)", headers: [Self.uploadComplete: "?0"])
-            #expect(created.status == 201 && created.headers[Self.uploadOffset] == String(form.count))
+            let contentType = "multipart/form-data; boundary=\(boundary)"
+            let created = try await draft(.post, base + "/upload", body: [], contentType: contentType, headers: [Self.uploadComplete: "?0"])
+            #expect(created.status == 201, "\(created.text)")
             let url = base + (created.headers[.location] ?? "")
-            let completion: HTTPFields = [Self.uploadOffset: String(form.count), Self.uploadComplete: "?1"]
-            // Room for the upload's state, not for the form's file.
-            let filler = try DiskFiller(in: disk.path, leaving: 16 * 1024)
-            let refused = try await draft(.patch, url, body: [], headers: completion)
+            // Room for some of the file's content, not all of it.
+            let filler = try DiskFiller(in: disk.path, leaving: 200 * 1024)
+            let refused = try await draft(.patch, url, body: form, headers: [Self.uploadOffset: "0", Self.uploadComplete: "?1"])
             #expect(refused.status == 507, "\(refused.text)")
             #expect(refused.headers[Self.uploadComplete] != "?1", "a storage failure is no final answer")
-            let head = try await draft(.head, url)
-            #expect(head.headers[Self.uploadOffset] == String(form.count) && head.headers[Self.uploadComplete] == "?0")
             filler.remove()
-            let done = try await draft(.patch, url, body: [], headers: completion)
+            let offset = try #require(try await draft(.head, url).headers[Self.uploadOffset].flatMap { Int($0) })
+            #expect(offset > 0 && offset < form.count, "the offset after the failure is \(offset)")
+            let done = try await draft(.patch, url, body: Array(form[offset...]), headers: [Self.uploadOffset: String(offset), Self.uploadComplete: "?1"])
             #expect(done.status == 200 && done.headers[Self.uploadComplete] == "?1", "\(done.text)")
             let receipt = try done.decode(Receipt.self)
             #expect(receipt.fields == [.init(name: "note", value: "hello")])

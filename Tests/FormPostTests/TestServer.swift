@@ -170,12 +170,13 @@ func withUploadServer<T: Sendable>(directory: String, configuration: ReceiverCon
     return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
 }
 
-/// Blocks until an upload in progress in `stateDirectory` (a receiver's `.tus` or
-/// `.resumable`) holds more than `bytes`, or 60 s have passed.
+/// Blocks until a file of an upload in progress in `stateDirectory` (a receiver's `.tus` or
+/// `.resumable`: its data, or the content of a form's file part) holds more than `bytes`,
+/// or 60 s have passed.
 func waitUntilStored(in stateDirectory: String, moreThan bytes: Int64) {
     for _ in 0..<1200 {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
-        let sizes = names.filter { $0.hasSuffix(".data") }.compactMap {
+        let sizes = names.filter { $0.hasSuffix(".data") || $0.contains(".part-") }.compactMap {
             ((try? FileManager.default.attributesOfItem(atPath: stateDirectory + "/" + $0))?[.size] as? NSNumber)?.int64Value
         }
         if sizes.contains(where: { $0 > bytes }) { return }

@@ -1,0 +1,34 @@
+import Hummingbird
+import NIOCore
+
+/// The client address a request came from, as the receivers of resumable uploads count
+/// their uploads per client (``ReceiverConfiguration/maxUploadsInProgressPerClient``): the
+/// connection's peer — an IPv4 address, or the /64 prefix of an IPv6 one (a host commonly
+/// holds a whole /64), an IPv4-mapped IPv6 address as its IPv4 address. Header fields
+/// such as `X-Forwarded-For` are not trusted: behind a reverse proxy, every request has
+/// the proxy's address.
+enum ClientAddress {
+    /// The address of the client of a request with `context`: from a
+    /// ``ReceiverRequestContext``'s connection, or a context that tells its remote
+    /// address; nil for others, and for a connection that is not over IP.
+    static func of(_ context: some RequestContext) -> String? {
+        if let receiver = context as? ReceiverRequestContext { return key(receiver.channel.remoteAddress) }
+        return key((context as? any RemoteAddressRequestContext)?.remoteAddress)
+    }
+
+    /// The key `address` counts under; nil when it is not an IP address.
+    static func key(_ address: SocketAddress?) -> String? {
+        switch address {
+        case .v4:
+            return address?.ipAddress
+        case .v6(let v6):
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+                return bytes[12..<16].map(String.init).joined(separator: ".")
+            }
+            return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/64"
+        default:
+            return nil
+        }
+    }
+}

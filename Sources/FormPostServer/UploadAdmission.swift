@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+
+/// Whether a receiver of resumable uploads takes one more: at most ``maxInProgress``
+/// incomplete uploads at once, and at most ``maxInProgressPerClient`` of them created from
+/// one client address — so that a client that creates uploads without end is refused
+/// (503) while others still create theirs. The states of complete uploads are kept until
+/// they expire (for a client whose last answer was lost), at most ``maxCompleteKept`` of
+/// them: past that, a creation removes the state of the oldest one of the address that
+/// has the most (their stored files stay). Expired uploads count for nothing.
+struct UploadAdmission: Sendable {
+    /// The most incomplete uploads at once.
+    let maxInProgress: Int
+    /// The most incomplete uploads at once from one client address.
+    let maxInProgressPerClient: Int
+    /// The most complete uploads whose state is kept.
+    let maxCompleteKept: Int
+
+    /// A creation refused: why, for the client.
+    struct Refusal: Error {
+        let message: String
+    }
+
+    /// What ``decide(client:entries:now:hasExpired:)`` says of a creation.
+    enum Decision: Equatable {
+        /// Taken; the uploads in `removing` are to be removed first (expired ones, and the
+        /// complete ones past ``maxCompleteKept``).
+        case admitted(removing: [String])
+        /// Refused for `message`, unless looking at the files of the uploads in `recheck`
+        /// shows that some ended (complete, gone, or idle) and so make room.
+        case full(message: String, recheck: [String])
+    }
+
+    init(configuration: ReceiverConfiguration) {
+        maxInProgress = configuration.maxUploadsInProgress
+        maxInProgressPerClient = configuration.maxUploadsInProgressPerClient
+        maxCompleteKept = configuration.maxUploadsInProgress
+    }
+
+    /// Whether `client` may create an upload, given those kept (`entries`) at `now`
+    /// (seconds since 1970); `hasExpired` says whether an upload created at a time has expired.
+    func decide(client: String?, entries: [String: UploadCensus.Entry], now: Double, hasExpired: (Double) -> Bool) -> Decision {
+        var expired: [String] = []
+        var inProgress: [String] = []
+        var ofClient: [String] = []
+        var complete: [(id: String, entry: UploadCensus.Entry)] = []
+        for (id, entry) in entries {
+            if hasExpired(entry.created) {
+                if !entry.creating { expired.append(id) }
+            } else if entry.complete {
+                complete.append((id, entry))
+            } else {
+                inProgress.append(id)
+                if let client, entry.client == client { ofClient.append(id) }
+            }
+        }
+        /// The uploads of `ids` whose files say more than the census may know.
+        func stale(_ ids: [String]) -> [String] {
+            ids.filter { entries[$0].map { !$0.creating && ($0.looked ?? 0) < now - Self.lookInterval } ?? false }
+        }
+        if inProgress.count >= maxInProgress {
+            return .full(message: "\(maxInProgress) uploads are in progress: try again later", recheck: stale(inProgress))
+        }
+        if ofClient.count >= maxInProgressPerClient {
+            return .full(message: "\(maxInProgressPerClient) uploads from your address are in progress: complete or delete some, or try again later",
+                         recheck: stale(ofClient))
+        }
+        return .admitted(removing: expired + Self.oldestOfMost(complete, beyond: maxCompleteKept - 1))
+    }
+
+    /// The complete uploads to forget so that `keep` remain: each time the oldest of the
+    /// client address that has the most.
+    private static func oldestOfMost(_ complete: [(id: String, entry: UploadCensus.Entry)], beyond keep: Int) -> [String] {
+        var excess = complete.count - max(keep, 0)
+        guard excess > 0 else { return [] }
+        var byClient = Dictionary(grouping: complete) { $0.entry.client ?? "" }.mapValues { $0.sorted { $0.entry.created > $1.entry.created } }
+        var removed: [String] = []
+        while excess > 0, let most = byClient.max(by: { $0.value.count < $1.value.count })?.key, let oldest = byClient[most]?.popLast() {
+            removed.append(oldest.id)
+            excess -= 1
+        }
+        return removed
+    }
+
+    /// Creates the upload `info` (created at `created`) for `client` if the rule admits it,
+    /// after removing what ``decide(client:entries:now:hasExpired:)`` says to; when full,
+    /// looks at the files of the uploads it names first, removing those that turn out idle
+    /// (``UploadExpiry``). Returns the new upload's id. It blocks on the file system: call it
+    /// on NIO's thread pool.
+    ///
+    /// - Throws: ``Refusal`` when the uploads in progress reached a limit; a failure to
+    ///   create the upload's files.
+    func admit(_ info: some Encodable, created: Double, client: String?, store: UploadStore, expiry: UploadExpiry, locks: UploadLocks,
+               digests: RunningDigests, logger: Logger) throws -> String {
+        var (decision, id) = reserve(created: created, client: client, census: store.census, expiry: expiry)
+        if case .full(_, let recheck) = decision, !recheck.isEmpty {
+            expiry.lookAgain(at: recheck, in: store, locks: locks, digests: digests, logger: logger)
+            (decision, id) = reserve(created: created, client: client, census: store.census, expiry: expiry)
+        }
+        switch decision {
+        case .full(let message, _):
+            throw Refusal(message: message)
+        case .admitted(let removing):
+            for victim in removing { expiry.removeEnded(victim, from: store, locks: locks, digests: digests, logger: logger, evictingComplete: true) }
+            do {
+                try store.create(info, id: id)
+            } catch {
+                store.census.remove(id)
+                throw error
+            }
+            return id
+        }
+    }
+
+    /// Decides on a creation and, when admitted, enters it in `census` under a new id as
+    /// being created — at once, so that two creations at the same time are both counted.
+    private func reserve(created: Double, client: String?, census: UploadCensus, expiry: UploadExpiry) -> (Decision, String) {
+        let id = UploadStore.randomName()
+        let now = Date().timeIntervalSince1970
+        let decision = census.withEntries { entries in
+            let decision = decide(client: client, entries: entries, now: now, hasExpired: expiry.hasExpired(created:))
+            if case .admitted = decision { entries[id] = UploadCensus.Entry(client: client, created: created, creating: true) }
+            return decision
+        }
+        return (decision, id)
+    }
+
+    /// The least time, in seconds, between two looks at one upload's files when a creation
+    /// is refused: a flood of refused creations looks at each upload at most once a second.
+    static let lookInterval: Double = 1
+}

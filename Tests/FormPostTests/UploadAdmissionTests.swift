@@ -1,0 +1,162 @@
+import Foundation
+@testable import FormPostServer
+import NIOCore
+import Testing
+
+/// How the resumable receivers (tus, the IETF draft) share their room among clients: one
+/// client address that creates uploads without end is refused while another still uploads;
+/// uploads that receive nothing are removed after the idle expiry; what a creation
+/// stopped midway left does not count after a restart; complete uploads' states are bounded.
+/// Two clients are two source addresses on the loopback network (127.0.0.1, 127.0.0.2).
+@Suite("Resumable uploads shared among clients")
+struct UploadAdmissionTests {
+    /// A resumable protocol, as a test client speaks it.
+    enum ResumableProtocol: String, CustomTestStringConvertible, CaseIterable {
+        case tus, draft
+
+        var testDescription: String { rawValue }
+
+        /// The hidden directory of the receiver's uploads in progress.
+        var stateName: String { self == .tus ? ".tus" : ".resumable" }
+
+        /// Creates an upload of `length` bytes from `source` with none of them; its path,
+        /// or nil when the server refused (the answer is returned too).
+        func create(length: Int, port: Int, from source: String) throws -> (path: String?, answer: SourcedHTTP.Answer) {
+            let answer = switch self {
+            case .tus:
+                try SourcedHTTP.send("POST", "/files", port: port, from: source, headers: ["Tus-Resumable": "1.0.0", "Upload-Length": String(length)])
+            case .draft:
+                try SourcedHTTP.send("POST", "/upload", port: port, from: source, headers: [
+                    "Upload-Draft-Interop-Version": "8", "Upload-Complete": length == 0 ? "?1" : "?0", "Upload-Length": String(length),
+                    "Content-Type": "application/octet-stream",
+                ])
+            }
+            return ([201, 200].contains(answer.status) ? answer.headers["location"] : nil, answer)
+        }
+
+        /// Appends `bytes` at `offset` to the upload at `path` from `source`; `last`: they
+        /// are the upload's last.
+        func append(_ bytes: [UInt8], at offset: Int, last: Bool, to path: String, port: Int, from source: String) throws -> SourcedHTTP.Answer {
+            switch self {
+            case .tus:
+                try SourcedHTTP.send("PATCH", path, port: port, from: source, headers: [
+                    "Tus-Resumable": "1.0.0", "Upload-Offset": String(offset), "Content-Type": "application/offset+octet-stream",
+                ], body: bytes)
+            case .draft:
+                try SourcedHTTP.send("PATCH", path, port: port, from: source, headers: [
+                    "Upload-Draft-Interop-Version": "8", "Upload-Offset": String(offset), "Upload-Complete": last ? "?1" : "?0",
+                    "Content-Type": "application/partial-upload",
+                ], body: bytes)
+            }
+        }
+
+        /// `HEAD` on the upload at `path`: its status.
+        func head(_ path: String, port: Int) throws -> Int {
+            try SourcedHTTP.send("HEAD", path, port: port, from: "127.0.0.1",
+                                 headers: self == .tus ? ["Tus-Resumable": "1.0.0"] : ["Upload-Draft-Interop-Version": "8"]).status
+        }
+    }
+
+    /// The names in `directory`.
+    static func names(in directory: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    }
+
+    @Test("one address that creates uploads without end is refused (503) at its own limit, and another address still creates and completes its upload",
+          arguments: ResumableProtocol.allCases)
+    func oneAddressCannotLockOutAnother(_ resumable: ResumableProtocol) async throws {
+        let uploads = try SampleDirectory()
+        let configuration = ReceiverConfiguration(directory: uploads.path, maxUploadsInProgress: 8, maxUploadsInProgressPerClient: 3)
+        try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
+            let (created, refusal) = try await offPool { () -> (Int, SourcedHTTP.Answer?) in
+                for count in 0..<100 {
+                    let (path, answer) = try resumable.create(length: 10, port: port, from: "127.0.0.1")
+                    if path == nil { return (count, answer) }
+                }
+                return (100, nil)
+            }
+            let refused = try #require(refusal, "an address creating without end is refused")
+            #expect(created == 3 && refused.status == 503 && refused.headers["retry-after"] == "60", "refused after \(created): \(refused.status) \(refused.text)")
+            let content = Array("other".utf8)
+            let (path, answer) = try await offPool { try resumable.create(length: content.count, port: port, from: "127.0.0.2") }
+            let location = try #require(path, "another address creates its upload: \(answer.status) \(answer.text)")
+            let appended = try await offPool { try resumable.append(content, at: 0, last: true, to: location, port: port, from: "127.0.0.2") }
+            #expect(appended.status == (resumable == .tus ? 204 : 200), "\(appended.status) \(appended.text)")
+            let stored = Self.names(in: uploads.path).filter { !$0.hasPrefix(".") }
+            #expect(stored.count == 1 && (try? Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + stored[0]))) == Data(content),
+                    "the other address's upload is stored whole")
+        }
+    }
+
+    @Test("an upload that receives no byte within the idle expiry is removed; one that received a byte stays", arguments: ResumableProtocol.allCases)
+    func idleUploadRemoved(_ resumable: ResumableProtocol) async throws {
+        let uploads = try SampleDirectory()
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .milliseconds(500))
+        try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
+            let (idle, busy) = try await offPool { () -> (String?, String?) in
+                let idle = try resumable.create(length: 10, port: port, from: "127.0.0.1").path
+                let busy = try resumable.create(length: 10, port: port, from: "127.0.0.1").path
+                if let busy { _ = try resumable.append([7], at: 0, last: false, to: busy, port: port, from: "127.0.0.1") }
+                return (idle, busy)
+            }
+            let idlePath = try #require(idle), busyPath = try #require(busy)
+            var status = 0
+            for _ in 0..<300 {
+                status = try await offPool { try resumable.head(idlePath, port: port) }
+                if status == 404 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(status == 404, "the idle upload is gone")
+            let id = String(idlePath.split(separator: "/").last ?? "")
+            #expect(!Self.names(in: uploads.path + "/" + resumable.stateName).contains { $0.hasPrefix(id) }, "its files are removed")
+            #expect([200, 204].contains(try await offPool { try resumable.head(busyPath, port: port) }), "an upload that received a byte stays")
+        }
+    }
+
+    @Test("data that a creation stopped midway left without a state is removed at start and does not count among the uploads in progress",
+          arguments: ResumableProtocol.allCases)
+    func dataWithoutStateDoesNotCount(_ resumable: ResumableProtocol) async throws {
+        let uploads = try SampleDirectory()
+        let state = uploads.path + "/" + resumable.stateName
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let orphans = (0..<2).map { _ in UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
+        for orphan in orphans {
+            #expect(FileManager.default.createFile(atPath: state + "/" + orphan + ".data", contents: Data()))
+            #expect(FileManager.default.createFile(atPath: state + "/" + orphan + ".json.tmp", contents: Data("{".utf8)))
+        }
+        let configuration = ReceiverConfiguration(directory: uploads.path, maxUploadsInProgress: 2)
+        try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
+            #expect(Self.names(in: state).isEmpty, "the leftovers are removed: \(Self.names(in: state))")
+            for _ in 0..<2 {
+                let (path, answer) = try await offPool { try resumable.create(length: 10, port: port, from: "127.0.0.1") }
+                #expect(path != nil, "the leftovers do not count: \(answer.status) \(answer.text)")
+            }
+        }
+    }
+
+    @Test("client addresses: an IPv4 address as it is, IPv6 per /64, an IPv4-mapped IPv6 address as its IPv4 address")
+    func clientAddresses() throws {
+        let key = { (text: String) in ClientAddress.key(try SocketAddress(ipAddress: text, port: 443)) }
+        #expect(try key("192.0.2.7") == "192.0.2.7")
+        #expect(try key("::ffff:192.0.2.7") == "192.0.2.7")
+        #expect(try key("2001:db8:1:2:3:4:5:6") == key("2001:db8:1:2:ffff::1"), "one /64")
+        #expect(try key("2001:db8:1:2::1") != key("2001:db8:1:3::1"), "two /64s")
+        #expect(try key("2001:db8:1:2::1") == "2001:db8:1:2::/64")
+    }
+
+    @Test("complete zero-length uploads keep at most as many states as uploads may be in progress; their stored files stay",
+          arguments: ResumableProtocol.allCases)
+    func completeUploadsBounded(_ resumable: ResumableProtocol) async throws {
+        let uploads = try SampleDirectory()
+        let configuration = ReceiverConfiguration(directory: uploads.path, maxUploadsInProgress: 3)
+        try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
+            let paths = try await offPool { try (0..<12).map { _ in try resumable.create(length: 0, port: port, from: "127.0.0.1") } }
+            #expect(paths.allSatisfy { $0.path != nil }, "\(paths.map(\.answer.status))")
+            let states = Self.names(in: uploads.path + "/" + resumable.stateName).filter { $0.hasSuffix(".json") }
+            #expect(states.count <= 3, "\(states.count) states kept")
+            #expect(Self.names(in: uploads.path).filter { !$0.hasPrefix(".") }.count == 12, "every stored file stays")
+            let last = try #require(paths.last?.path)
+            #expect([200, 204].contains(try await offPool { try resumable.head(last, port: port) }), "the newest is still known")
+        }
+    }
+}
