@@ -60,12 +60,7 @@ struct FormReceiptBuilder {
         }
         field += bytes.readableBytesView
         fieldBytes += Int64(bytes.readableBytes)
-        if Int64(field.count) > configuration.maxFieldSize {
-            throw ReceiverFailure.limitExceeded(.maxFieldSize, value: configuration.maxFieldSize)
-        }
-        if fieldBytes > configuration.maxTotalFieldBytes {
-            throw ReceiverFailure.limitExceeded(.maxTotalFieldBytes, value: configuration.maxTotalFieldBytes)
-        }
+        try configuration.checkField(Int64(field.count), total: fieldBytes)
     }
 
     /// Takes out the current file part's hasher, to be updated beside the writes of its

@@ -36,12 +36,7 @@ struct FormWriter {
             } else {
                 field += bytes.readableBytesView
                 fieldBytes += Int64(bytes.readableBytes)
-                if Int64(field.count) > configuration.maxFieldSize {
-                    throw ReceiverFailure.limitExceeded(.maxFieldSize, value: configuration.maxFieldSize)
-                }
-                if fieldBytes > configuration.maxTotalFieldBytes {
-                    throw ReceiverFailure.limitExceeded(.maxTotalFieldBytes, value: configuration.maxTotalFieldBytes)
-                }
+                try configuration.checkField(Int64(field.count), total: fieldBytes)
             }
         case .partEnd:
             guard let part = head else { return }

@@ -56,4 +56,12 @@ public struct ReceiverConfiguration: Sendable {
     var parserLimits: MultipartParserLimits {
         MultipartParserLimits(maxParts: maxParts, maxPartBytes: max(maxFileSize, maxFieldSize), maxTotalBytes: maxBodySize)
     }
+
+    /// Checks a text field of `fieldBytes` so far, among `totalFieldBytes` of all fields.
+    ///
+    /// - Throws: ``ReceiverFailure/limitExceeded(_:value:)`` past ``maxFieldSize`` or ``maxTotalFieldBytes``.
+    func checkField(_ fieldBytes: Int64, total totalFieldBytes: Int64) throws {
+        if fieldBytes > maxFieldSize { throw ReceiverFailure.limitExceeded(.maxFieldSize, value: maxFieldSize) }
+        if totalFieldBytes > maxTotalFieldBytes { throw ReceiverFailure.limitExceeded(.maxTotalFieldBytes, value: maxTotalFieldBytes) }
+    }
 }

@@ -40,15 +40,9 @@ struct SmallUploadBenchmarks {
         for index in 0..<10 { form.append(name: "field\(index)", value: "value of text field number \(index)") }
         try form.append(name: "file", fileAt: file)
 
-        let port = UInt16(20000 + Int(getpid() % 20000))
-        let sink = Process()
-        sink.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        sink.arguments = ["sink", "\(port)"]
-        let ready = Pipe()
-        sink.standardOutput = ready
-        try sink.run()
-        defer { sink.terminate() }
-        _ = ready.fileHandleForReading.availableData
+        let sink = try SinkProcess.start()
+        defer { sink.stop() }
+        let port = sink.port
         let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port, http2Port: port + 1, http1Port: port + 2, http2WideWindowPort: port + 3)
         defer { endpoint.stop() }
 

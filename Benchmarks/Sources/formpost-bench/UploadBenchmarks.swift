@@ -25,15 +25,9 @@ struct UploadBenchmarks {
         let source = directory + "/upload.bin"
         try Filler.file(at: source, count: size)
         defer { unlink(source) }
-        let port = UInt16(20000 + Int(getpid() % 20000))
-        let sink = Process()
-        sink.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        sink.arguments = ["sink", "\(port)"]
-        let ready = Pipe()
-        sink.standardOutput = ready
-        try sink.run()
-        defer { sink.terminate() }
-        _ = ready.fileHandleForReading.availableData
+        let sink = try SinkProcess.start()
+        defer { sink.stop() }
+        let port = sink.port
         var form = MultipartForm()
         try form.append(name: "file", fileAt: source)
 

@@ -1,0 +1,26 @@
+import Foundation
+
+/// This program's `sink` mode run as a child process: a receiver that reads and drops
+/// what it is sent, on a port derived from this process's id; ready once started.
+struct SinkProcess {
+    let port: UInt16
+    private let process: Process
+
+    /// Starts the sink and waits until it listens.
+    static func start() throws -> SinkProcess {
+        let port = UInt16(20000 + Int(getpid() % 20000))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["sink", "\(port)"]
+        let ready = Pipe()
+        process.standardOutput = ready
+        try process.run()
+        _ = ready.fileHandleForReading.availableData
+        return SinkProcess(port: port, process: process)
+    }
+
+    /// Stops the sink.
+    func stop() {
+        process.terminate()
+    }
+}
