@@ -1,3 +1,4 @@
+#if os(macOS) || os(Linux)
 import Foundation
 
 /// This program's `sink` mode run as a child process: a receiver that reads and drops
@@ -6,8 +7,8 @@ struct SinkProcess {
     let port: UInt16
     private let process: Process
 
-    /// Starts the sink and waits until it listens.
-    static func start() throws -> SinkProcess {
+    /// The sink, started, once it listens.
+    static func launched() throws -> SinkProcess {
         let port = UInt16(20000 + Int(getpid() % 20000))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
@@ -24,3 +25,4 @@ struct SinkProcess {
         process.terminate()
     }
 }
+#endif

@@ -40,7 +40,7 @@ struct SmallUploadBenchmarks {
         for index in 0..<10 { form.append(name: "field\(index)", value: "value of text field number \(index)") }
         try form.append(name: "file", fileAt: file)
 
-        let sink = try SinkProcess.start()
+        let sink = try SinkProcess.launched()
         defer { sink.stop() }
         let port = sink.port
         let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port, http2Port: port + 1, http1Port: port + 2, http2WideWindowPort: port + 3)

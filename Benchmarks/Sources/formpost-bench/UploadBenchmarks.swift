@@ -25,7 +25,7 @@ struct UploadBenchmarks {
         let source = directory + "/upload.bin"
         try Filler.file(at: source, count: size)
         defer { unlink(source) }
-        let sink = try SinkProcess.start()
+        let sink = try SinkProcess.launched()
         defer { sink.stop() }
         let port = sink.port
         var form = MultipartForm()

@@ -13,18 +13,18 @@ public struct ResumeStateStore: Sendable {
         self.directory = directory
     }
 
-    /// The user's store: `$XDG_STATE_HOME/formpost` (else `~/.local/state/formpost`) on
-    /// Linux, `Application Support/formpost` on Apple platforms.
+    /// The user's store: `$XDG_STATE_HOME/formpost` when that variable names an absolute
+    /// directory (on every platform: a user's or a test's explicit choice); else
+    /// `~/.local/state/formpost` on Linux, `Application Support/formpost` on Apple platforms.
     public static var standard: ResumeStateStore {
+        if let state = ProcessInfo.processInfo.environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return ResumeStateStore(directory: state + "/formpost")
+        }
         #if canImport(Darwin)
         let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
             ?? URL(fileURLWithPath: NSHomeDirectory() + "/Library/Application Support")
         return ResumeStateStore(directory: support.appendingPathComponent("formpost").path)
         #else
-        let environment = ProcessInfo.processInfo.environment
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            return ResumeStateStore(directory: state + "/formpost")
-        }
         return ResumeStateStore(directory: NSHomeDirectory() + "/.local/state/formpost")
         #endif
     }
