@@ -37,6 +37,15 @@ enum POSIX {
         #endif
     }
 
+    /// `write(2)`.
+    static func write(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        return Glibc.write(descriptor, buffer, count)
+        #elseif canImport(Darwin)
+        return Darwin.write(descriptor, buffer, count)
+        #endif
+    }
+
     /// `connect(2)`.
     static func connect(_ descriptor: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
         #if canImport(Glibc)

@@ -7,7 +7,7 @@ import Darwin
 
 /// An HTTP/1.1 request written by hand to 127.0.0.1, its body sent in parts as the test
 /// decides: a client that stalls mid-body, then goes on (or goes away).
-final class StalledRequest {
+final class StalledRequest: Sendable {
     private let descriptor: Int32
 
     /// Connects to `port` and sends `head` (the request line and header fields, up to the

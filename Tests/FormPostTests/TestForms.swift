@@ -12,13 +12,30 @@ final class SampleDirectory: Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
-    /// Writes `count` deterministic bytes to `name` and returns the path.
+    /// Writes `count` deterministic bytes to `name` and returns the path: byte `i` is
+    /// `i × 31 + seed` modulo 256.
+    ///
+    /// The pattern repeats every 256 bytes, so one block of it is computed and written over
+    /// and over. Computing every byte of a large file in a debug build would keep a thread of
+    /// the Swift concurrency pool for seconds per 10 MB, and the pool has one per core: the
+    /// other tests of the process, and the in-process servers they talk to, would wait.
     func file(_ name: String, size count: Int, seed: UInt8 = 1) throws -> String {
         let filePath = path + "/" + name
-        let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
-        try Data(bytes).write(to: URL(fileURLWithPath: filePath))
+        let block = (0..<min(count, Self.patternBlockSize)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+        guard FileManager.default.createFile(atPath: filePath, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: filePath))
+        defer { try? handle.close() }
+        var written = 0
+        while written < count {
+            let length = min(block.count, count - written)
+            try handle.write(contentsOf: block[0..<length])
+            written += length
+        }
         return filePath
     }
+
+    /// The block ``file(_:size:seed:)`` repeats: a multiple of the pattern's 256 bytes.
+    private static let patternBlockSize = 64 << 10
 }
 
 /// A form with fields, a data part and a file.
