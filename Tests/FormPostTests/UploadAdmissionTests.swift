@@ -91,12 +91,16 @@ struct UploadAdmissionTests {
     @Test("an upload that receives no byte within the idle expiry is removed; one that received a byte stays", arguments: ResumableProtocol.allCases)
     func idleUploadRemoved(_ resumable: ResumableProtocol) async throws {
         let uploads = try SampleDirectory()
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .milliseconds(500))
+        // Long enough for the busy upload's byte to arrive first on a loaded machine.
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(3))
         try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
             let (idle, busy) = try await offPool { () -> (String?, String?) in
-                let idle = try resumable.create(length: 10, port: port, from: "127.0.0.1").path
                 let busy = try resumable.create(length: 10, port: port, from: "127.0.0.1").path
-                if let busy { _ = try resumable.append([7], at: 0, last: false, to: busy, port: port, from: "127.0.0.1") }
+                if let busy {
+                    let appended = try resumable.append([7], at: 0, last: false, to: busy, port: port, from: "127.0.0.1")
+                    #expect((200..<300).contains(appended.status), "the busy upload's byte was taken: \(appended.status)")
+                }
+                let idle = try resumable.create(length: 10, port: port, from: "127.0.0.1").path
                 return (idle, busy)
             }
             let idlePath = try #require(idle), busyPath = try #require(busy)
