@@ -30,8 +30,6 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// When an exchange with each origin last got an answer: a request within `idleTimeout`
     /// of it may go out on a pooled connection, which the server may have closed meanwhile.
     private let lastAnswered = Mutex<[Origin: ContinuousClock.Instant]>([:])
-    /// Which loop each request's delegate and body run on.
-    private let requestLoops: RequestLoops
 
     /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
     public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), eventLoopGroup: nil, owned: false)
@@ -78,7 +76,6 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     public init(client: HTTPClient) {
         self.client = client
         ownsClient = false
-        requestLoops = RequestLoops(group: client.eventLoopGroup)
         configurationProblem = nil
         // AsyncHTTPClient's default; a client's own configuration cannot be read.
         idleTimeout = .seconds(60)
@@ -97,7 +94,6 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         }
         client = HTTPClient(eventLoopGroup: group, configuration: configuration)
         ownsClient = owned
-        requestLoops = RequestLoops(group: group)
         idleTimeout = .nanoseconds(configuration.connectionPool.idleTimeout.nanoseconds)
     }
 
@@ -173,25 +169,18 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// took them (so the body never runs ahead of it), and where files go as `FileRegion`s
     /// (sendfile) on plaintext HTTP/1.1 over NIOPosix's sockets — never on Network.framework,
     /// whose channel takes `ByteBuffer`s only.
-    ///
-    /// The request names the loop its delegate and body run on (``RequestLoops``), not its
-    /// connection's: the pool then leases any idle connection (preferring one on that loop)
-    /// and keeps it for the next request, as for AsyncHTTPClient's own `execute`. A request
-    /// bound to a loop would get a connection of its own on it, closed as soon as it is idle.
     private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline, mayReuse: Bool) async throws -> UploadResponse {
-        let origin = Origin(request.url)
-        let eventLoop = requestLoops.loop(for: origin)
-        defer { requestLoops.finished(origin) }
-        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, connectionLoops: client.eventLoopGroup, scheme: request.url.scheme)
+        let eventLoop = client.eventLoopGroup.next()
+        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, scheme: request.url.scheme)
         var headers = HTTPHeaders(request.headers)
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
         let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes) { regions.endEarly() }
         var collected: ResponseCollector.Collected
         do {
             let outgoing = try HTTPClient.Request(url: request.url.absoluteString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers, body: regions.requestBody)
-            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: deadline)
-            let watch = regions.usesFileRegions ? regions.watchFiles { task.cancel() } : nil
-            defer { watch?.cancel() }
+            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegateAndChannel(on: eventLoop), deadline: deadline)
+            let watch = regions.watchFiles { task.cancel() }
+            defer { watch.cancel() }
             collected = try await withTaskCancellationHandler {
                 try await task.futureResult.get()
             } onCancel: {
