@@ -4,7 +4,7 @@
 // reference, is pinned here and nowhere else).
 //
 //     swift build -c release --package-path Benchmarks
-//     Benchmarks/.build/release/formpost-bench encode|parse|upload
+//     Benchmarks/.build/release/formpost-bench encode|parse|upload|resumable|small
 import PackageDescription
 
 let package = Package(

@@ -8,6 +8,13 @@ import Foundation
 /// replies `200` with the count. It keeps connections alive until the client closes.
 enum ByteSink {
     static func run(port: UInt16) -> Never {
+        // Started by a thread that blocks signals, the sink would inherit the mask and
+        // outlive the benchmark's terminate().
+        var termination = sigset_t()
+        sigemptyset(&termination)
+        sigaddset(&termination, SIGTERM)
+        sigaddset(&termination, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &termination, nil)
         let listener = socket(AF_INET, streamSocket, 0)
         var yes: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))

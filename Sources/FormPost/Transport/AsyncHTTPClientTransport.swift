@@ -30,6 +30,10 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// When an exchange with each origin last got an answer: a request within `idleTimeout`
     /// of it may go out on a pooled connection, which the server may have closed meanwhile.
     private let lastAnswered = Mutex<[Origin: ContinuousClock.Instant]>([:])
+    /// Which loop each request's delegate and body run on.
+    private let requestLoops: RequestLoops
+    /// Holds requests past what the pool serves at once to an origin.
+    private let slots: ConnectionSlots
 
     /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
     public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), eventLoopGroup: nil, owned: false)
@@ -73,9 +77,17 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// Its event loop group decides how bodies are written: `sendfile` on NIOPosix's loops,
     /// buffers on Network.framework's. Its TLS configuration is the application's: on
     /// Network.framework AsyncHTTPClient refuses (stops the process on) a client certificate.
-    public init(client: HTTPClient) {
+    ///
+    /// Its configuration cannot be read: give its pool's
+    /// `concurrentHTTP1ConnectionsPerHostSoftLimit` as `connectionsPerHost` when it is not
+    /// AsyncHTTPClient's default of 8. The transport sends at most that many requests to an
+    /// HTTP/1.1 origin at once and holds the others until one is over (AsyncHTTPClient would
+    /// fail a request that waited in its pool longer than the connect timeout).
+    public init(client: HTTPClient, connectionsPerHost: Int = 8) {
         self.client = client
         ownsClient = false
+        requestLoops = RequestLoops(group: client.eventLoopGroup)
+        slots = ConnectionSlots(http1Connections: connectionsPerHost)
         configurationProblem = nil
         // AsyncHTTPClient's default; a client's own configuration cannot be read.
         idleTimeout = .seconds(60)
@@ -94,6 +106,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         }
         client = HTTPClient(eventLoopGroup: group, configuration: configuration)
         ownsClient = owned
+        requestLoops = RequestLoops(group: group)
+        slots = ConnectionSlots(http1Connections: configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit)
         idleTimeout = .nanoseconds(configuration.connectionPool.idleTimeout.nanoseconds)
     }
 
@@ -121,14 +135,18 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
-        let deadline: NIODeadline = request.timeout.map { .now() + TimeAmount($0) } ?? .distantFuture
         let origin = Origin(request.url)
+        try await slots.take(origin)
+        var answeredOverHTTP2: Bool?
+        defer { slots.give(origin, answeredOverHTTP2: answeredOverHTTP2) }
+        let deadline: NIODeadline = request.timeout.map { .now() + TimeAmount($0) } ?? .distantFuture
         let started = ContinuousClock.now
         // A pooled connection is one an earlier exchange with the origin left idle, no longer
         // ago than the pool keeps one: only then may a close before any answer be the
         // keep-alive race rather than a server that failed while it handled the request.
         let mayReuse = request.marksClosedBeforeAnswer && lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
         let response = try await exchange(request, deadline: deadline, mayReuse: mayReuse)
+        answeredOverHTTP2 = response.httpVersion == "2"
         lastAnswered.withLock { $0[origin] = .now }
         return response
     }
@@ -169,18 +187,25 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// took them (so the body never runs ahead of it), and where files go as `FileRegion`s
     /// (sendfile) on plaintext HTTP/1.1 over NIOPosix's sockets — never on Network.framework,
     /// whose channel takes `ByteBuffer`s only.
+    ///
+    /// The request names the loop its delegate and body run on (``RequestLoops``), not its
+    /// connection's: the pool then leases any idle connection (preferring one on that loop)
+    /// and keeps it for the next request, as for AsyncHTTPClient's own `execute`. A request
+    /// bound to a loop would get a connection of its own on it, closed as soon as it is idle.
     private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline, mayReuse: Bool) async throws -> UploadResponse {
-        let eventLoop = client.eventLoopGroup.next()
-        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, scheme: request.url.scheme)
+        let origin = Origin(request.url)
+        let eventLoop = requestLoops.loop(for: origin)
+        defer { requestLoops.finished(origin) }
+        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, connectionLoops: client.eventLoopGroup, scheme: request.url.scheme)
         var headers = HTTPHeaders(request.headers)
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
         let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes) { regions.endEarly() }
         var collected: ResponseCollector.Collected
         do {
             let outgoing = try HTTPClient.Request(url: request.url.absoluteString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers, body: regions.requestBody)
-            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegateAndChannel(on: eventLoop), deadline: deadline)
-            let watch = regions.watchFiles { task.cancel() }
-            defer { watch.cancel() }
+            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: deadline)
+            let watch = regions.usesFileRegions ? regions.watchFiles { task.cancel() } : nil
+            defer { watch?.cancel() }
             collected = try await withTaskCancellationHandler {
                 try await task.futureResult.get()
             } onCancel: {

@@ -1,16 +1,17 @@
 import AsyncHTTPClient
 import NIOCore
 
-/// Writes a body to AsyncHTTPClient's stream writer from the connection's own event loop:
-/// it reads the next buffer when the connection has taken an earlier one, with at most
+/// Writes a body to AsyncHTTPClient's stream writer from the request's event loop (the one
+/// AsyncHTTPClient runs the body stream on and completes the writer's futures on): it reads the next buffer when the connection has taken an earlier one, with at most
 /// `window` buffers handed over and not yet taken. Bytes in memory and file bytes the page
 /// cache holds are read right there, without blocking (`preadv2` with `RWF_NOWAIT`); bytes
 /// that must come from the disk are read on NIO's thread pool, a stream's are awaited by a
 /// task, and the pump goes on when they are in.
 ///
-/// Keeping production on the connection's thread is what makes TLS uploads cheap: no
-/// wake-up of another thread per buffer, and each buffer is encrypted by the core that
-/// just filled it, while it is still in that core's cache.
+/// Keeping production on an event loop is what makes TLS uploads cheap: no wake-up of a
+/// task per buffer, and when the pool's connection runs on the same loop (a new connection
+/// is made on the request's loop, an idle one there is preferred) each buffer is encrypted
+/// by the core that just filled it, while it is still in that core's cache.
 ///
 /// Its state belongs to the event loop: every method but ``start()`` runs there.
 final class EventLoopBodyPump: @unchecked Sendable {

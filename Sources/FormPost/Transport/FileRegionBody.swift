@@ -11,16 +11,23 @@ import Synchronization
 /// A plan sent through AsyncHTTPClient's delegate API, whose writes report when the
 /// connection has taken them, so the body never runs ahead of the connection:
 ///
-/// - on plaintext HTTP/1.1 over NIOPosix's sockets, file parts travel without copies through
-///   user space, as NIO `FileRegion`s (`sendfile`);
+/// - on plaintext HTTP/1.1 over NIOPosix's sockets, file parts of at least
+///   ``smallestRegion`` bytes travel without copies through user space, as NIO
+///   `FileRegion`s (`sendfile`);
 /// - everything else (every part over TLS, where the bytes must be read to be encrypted,
-///   over HTTP/2, and on Network.framework, whose channel takes `ByteBuffer`s only) goes
-///   as buffers read from the plan, at most ``writeWindow`` of them handed to the
-///   connection and not yet taken. The buffers are recycled, so the memory
-///   stays warm and bounded whatever the body's size and the server's speed.
+///   over HTTP/2, on Network.framework, whose channel takes `ByteBuffer`s only, and a body
+///   whose files are all small) goes as buffers read from the plan, at most
+///   ``writeWindow`` of them handed to the connection and not yet taken. The buffers are
+///   recycled, so the memory stays warm and bounded whatever the body's size and the
+///   server's speed.
 ///
-/// The files stay open until ``finish(checkingFiles:)``, which runs on the connection's
-/// event loop after the exchange is over, so no queued write can outlive its descriptor.
+/// The body is produced on the request's event loop (`eventLoop`), where AsyncHTTPClient
+/// runs the body stream and completes its writes; the connection is the pool's choice and
+/// may run on another loop of the group, its writes hopping there.
+///
+/// Files sent as `FileRegion`s stay open until ``finish(checkingFiles:)``, which closes them
+/// after the exchange is over and every loop a connection may run on has passed a later
+/// tick, so no queued write can outlive its descriptor.
 final class FileRegionBody: Sendable {
     /// The most bytes one NIO `FileRegion` write covers, so progress advances while a large file is sent.
     static let regionSize: Int64 = 16 << 20
@@ -29,11 +36,18 @@ final class FileRegionBody: Sendable {
     static let bufferSize = 128 << 10
     /// How many buffers may be handed to the connection before the first is taken.
     static let writeWindow = 4
+    /// The shortest file region sent as a `FileRegion`: a shorter one is read with the bytes
+    /// around it, one write instead of three and no descriptor held through the exchange.
+    static let smallestRegion = Int64(bufferSize)
 
     let plan: BodyPlan
+    /// The request's event loop: the body is produced there.
     let eventLoop: any EventLoop
-    /// Whether unread file regions go as `FileRegion`s (plaintext HTTP/1.1 on NIOPosix only).
-    let sendsFileRegions: Bool
+    /// The loops the request's connection may run on.
+    let connectionLoops: any EventLoopGroup
+    /// Whether file regions go as `FileRegion`s: the connection takes them (plaintext
+    /// HTTP/1.1 on NIOPosix only) and the plan has one of at least ``smallestRegion`` bytes.
+    let usesFileRegions: Bool
     /// Each open file: the handle the channel sends from, a duplicate descriptor for size
     /// checks (a `NIOFileHandle` refuses a second user while the channel uses it), the region.
     private let openFiles = Mutex<[OpenFile]>([])
@@ -48,21 +62,21 @@ final class FileRegionBody: Sendable {
     /// Set by ``finish(checkingFiles:)``: a write still running may not open a file after it.
     private let closed = Mutex(false)
 
-    /// A body for a request to a URL of `scheme`, written on `eventLoop`: file regions go
-    /// as `FileRegion`s where the loop is NIOPosix's and the scheme plaintext
+    /// A body for a request to a URL of `scheme`, produced on the request's `eventLoop`, on a
+    /// connection running on one of `connectionLoops` (nil: `eventLoop` itself): file regions
+    /// go as `FileRegion`s where the loop is NIOPosix's and the scheme plaintext
     /// (``NetworkStack/sendsFileRegions(scheme:)``), as buffers everywhere else.
-    init(plan: BodyPlan, eventLoop: any EventLoop, scheme: String?) {
+    init(plan: BodyPlan, eventLoop: any EventLoop, connectionLoops: (any EventLoopGroup)? = nil, scheme: String?) {
         self.plan = plan
         self.eventLoop = eventLoop
-        sendsFileRegions = NetworkStack(eventLoop).sendsFileRegions(scheme: scheme)
+        self.connectionLoops = connectionLoops ?? eventLoop
+        usesFileRegions = NetworkStack(eventLoop).sendsFileRegions(scheme: scheme) && plan.segments.contains { Self.goesUnread($0) }
     }
 
-    /// Whether `plan` has a file region that can be sent unread by `sendfile`.
-    static func hasUnreadRegion(_ plan: BodyPlan) -> Bool {
-        plan.segments.contains { segment in
-            if case .file(let region) = segment { return !region.needsContentCheck && region.length > 0 }
-            return false
-        }
+    /// Whether `segment` is a file region long enough to be sent unread by `sendfile`.
+    private static func goesUnread(_ segment: BodySegment) -> Bool {
+        if case .file(let region) = segment { return !region.needsContentCheck && region.length >= smallestRegion }
+        return false
     }
 
     /// The request body; each time AsyncHTTPClient asks for it, the plan is sent from its start.
@@ -71,7 +85,7 @@ final class FileRegionBody: Sendable {
             let promise = self.eventLoop.makePromise(of: Void.self)
             self.streamEnd.withLock { $0 = (promise, false) }
             let written: EventLoopFuture<Void>
-            if self.sendsFileRegions {
+            if self.usesFileRegions {
                 written = self.eventLoop.makeFutureWithTask { try await self.write(to: writer) }
             } else {
                 let state = PlanByteBuffers.IteratorState(reader: self.plan.makeChunkReader(chunkSize: Self.bufferSize), chunkSize: Self.bufferSize)
@@ -112,7 +126,7 @@ final class FileRegionBody: Sendable {
             case .bytes(let bytes):
                 pending.writeBytes(bytes)
                 if pending.readableBytes >= 1 << 20 { try await flush(&pending, to: writer) }
-            case .file(let region) where sendsFileRegions && !region.needsContentCheck:
+            case .file(let region) where Self.goesUnread(segment):
                 try await flush(&pending, to: writer)
                 try await writeUnread(region, to: writer)
             case .file, .stream:
@@ -190,26 +204,30 @@ final class FileRegionBody: Sendable {
     var fileChange: (any Error)? { changedFile.withLock { $0 } }
 
     /// Closes the files once the exchange is over; a write still running (its connection
-    /// gone) can no longer open one. It runs on the connection's event loop, in
-    /// a later tick than the one that ended the exchange, so a failed connection has already
-    /// dropped its queued writes. With `checkingFiles`, a file whose size changed while it
-    /// was sent is reported.
+    /// gone) can no longer open one. Files sent as `FileRegion`s are closed after every
+    /// loop of ``connectionLoops`` has run a tick later than the one that ended the exchange,
+    /// so whichever ran the connection, a failed connection has already dropped its queued
+    /// writes. With `checkingFiles`, a file whose size changed while it was sent is reported.
     ///
     /// - Throws: ``Multipart/MultipartError/fileSizeChanged(part:path:expected:actual:)``.
     func finish(checkingFiles: Bool) async throws {
-        try await eventLoop.submit {
-            self.closed.withLock { $0 = true }
-            let files = self.openFiles.withLock { files in
+        let files = closed.withLock { closed in
+            closed = true
+            return openFiles.withLock { files in
                 defer { files.removeAll() }
                 return files
             }
-            let change = checkingFiles ? files.lazy.compactMap(Self.sizeChange).first : nil
-            for file in files {
-                try? file.handle.close()
-                if file.checkDescriptor >= 0 { close(file.checkDescriptor) }
-            }
-            if let change { throw change }
-        }.get()
+        }
+        guard !files.isEmpty else { return }
+        for loop in connectionLoops.makeIterator() {
+            try? await loop.submit {}.get()
+        }
+        let change = checkingFiles ? files.lazy.compactMap(Self.sizeChange).first : nil
+        for file in files {
+            try? file.handle.close()
+            if file.checkDescriptor >= 0 { close(file.checkDescriptor) }
+        }
+        if let change { throw change }
     }
 
     private static func sizeChange(_ file: OpenFile) -> (any Error)? {

@@ -21,7 +21,8 @@ public struct TransportRequest: Sendable {
     public var progress: ProgressReporter
     /// An upper bound on the sending rate, if any.
     public var maxBytesPerSecond: Int64?
-    /// The exchange's time limit, if any.
+    /// The exchange's time limit, if any: it runs from when the request goes to the
+    /// connection, not while it waits for one that uploads before it hold.
     public var timeout: Duration?
     /// The largest response body read.
     public var maxResponseBytes: Int
