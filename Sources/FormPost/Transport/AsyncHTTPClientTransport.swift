@@ -199,7 +199,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, connectionLoops: client.eventLoopGroup, scheme: request.url.scheme)
         var headers = HTTPHeaders(request.headers)
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
-        let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes) { regions.endEarly() }
+        let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes, onPartSent: { regions.partSent() },
+                                         onError: { regions.exchangeFailed($0) }) { regions.endEarly() }
         var collected: ResponseCollector.Collected
         do {
             let outgoing = try HTTPClient.Request(url: request.url.absoluteString, method: NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue), headers: headers, body: regions.requestBody)

@@ -2,8 +2,19 @@ import AsyncHTTPClient
 import NIOCore
 
 /// Writes a body to AsyncHTTPClient's stream writer from the request's event loop (the one
-/// AsyncHTTPClient runs the body stream on and completes the writer's futures on): it reads the next buffer when the connection has taken an earlier one, with at most
-/// `window` buffers handed over and not yet taken. Bytes in memory and file bytes the page
+/// AsyncHTTPClient runs the body stream and the delegate on): it reads the next buffer when
+/// the connection has taken an earlier one, with at most `window` buffers handed over and
+/// not yet taken.
+///
+/// A buffer is taken when the connection's write of it has completed, which AsyncHTTPClient
+/// reports to the delegate alone (``partSent()``, from `didSendRequestPart`). The writer's
+/// own future cannot tell: while the request produces, AsyncHTTPClient completes it at once,
+/// and pauses the body only when the connection's channel is not writable — which an HTTP/2
+/// stream whose HEADERS the shared connection holds back never reports, and which reaches a
+/// request on another loop only after a hop, while the pump goes on. Counting by the writer's
+/// futures, each upload read its whole file into buffers queued below. The writer's futures
+/// still pause the pump (a paused request's future completes when the connection resumes it)
+/// and fail it. Bytes in memory and file bytes the page
 /// cache holds are read right there, without blocking (`preadv2` with `RWF_NOWAIT`); bytes
 /// that must come from the disk are read on NIO's thread pool, a stream's are awaited by a
 /// task, and the pump goes on when they are in.
@@ -20,7 +31,7 @@ final class EventLoopBodyPump: @unchecked Sendable {
     private let eventLoop: any EventLoop
     private let window: Int
     private let done: EventLoopPromise<Void>
-    /// Buffers handed to the writer whose write has not completed.
+    /// Buffers handed to the writer that the connection has not written yet.
     private var untaken = 0
     /// Whether a task off the loop is reading the next buffer.
     private var readingOffLoop = false
@@ -60,14 +71,32 @@ final class EventLoopBodyPump: @unchecked Sendable {
         }
     }
 
+    /// Records that the connection wrote one of the buffers handed over, and goes on pumping.
+    /// Called on the event loop, from the delegate's `didSendRequestPart`.
+    func partSent() {
+        eventLoop.assertInEventLoop()
+        guard untaken > 0 else { return }
+        untaken -= 1
+        // Not inline: the delegate is told within the connection's write, and pumping from
+        // there would write the next buffer from inside it.
+        eventLoop.execute { self.pump() }
+    }
+
+    /// Ends the pump with `error` from any thread, because its exchange is over (failed, or
+    /// answered before the body was all sent): the buffers handed over will never be reported
+    /// written, and nothing more is read.
+    func stop(_ error: any Error) {
+        eventLoop.execute { self.end(.failure(error)) }
+    }
+
     private func write(_ buffer: ByteBuffer) {
         untaken += 1
         writer.write(.byteBuffer(buffer)).hop(to: eventLoop).whenComplete { result in
-            self.untaken -= 1
             switch result {
             case .success:
-                // Not inline: a write the connection takes at once completes at once, and
-                // pumping from here would recurse once per buffer.
+                // A paused request's write completes when the connection resumes it. Not
+                // inline: a write the request takes at once completes at once, and pumping
+                // from here would recurse once per buffer.
                 self.eventLoop.execute { self.pump() }
             case .failure(let error):
                 self.end(.failure(error))

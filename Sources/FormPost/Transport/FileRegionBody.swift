@@ -58,6 +58,8 @@ final class FileRegionBody: Sendable {
         let region: FileSlice
     }
     private let streamEnd = Mutex<(promise: EventLoopPromise<Void>?, endedEarly: Bool)>((nil, false))
+    /// The pump writing the body as buffers, once AsyncHTTPClient has asked for the body.
+    private let pump = Mutex<EventLoopBodyPump?>(nil)
     private let changedFile = Mutex<(any Error)?>(nil)
     /// Set by ``finish(checkingFiles:)``: a write still running may not open a file after it.
     private let closed = Mutex(false)
@@ -89,7 +91,9 @@ final class FileRegionBody: Sendable {
                 written = self.eventLoop.makeFutureWithTask { try await self.write(to: writer) }
             } else {
                 let state = PlanByteBuffers.IteratorState(reader: self.plan.makeChunkReader(chunkSize: Self.bufferSize), chunkSize: Self.bufferSize)
-                written = EventLoopBodyPump(state: state, writer: writer, eventLoop: self.eventLoop, window: Self.writeWindow).start()
+                let pump = EventLoopBodyPump(state: state, writer: writer, eventLoop: self.eventLoop, window: Self.writeWindow)
+                self.pump.withLock { $0 = pump }
+                written = pump.start()
             }
             // The body ends once, here or in endEarly(), whichever comes first.
             written.whenComplete { result in
@@ -100,6 +104,18 @@ final class FileRegionBody: Sendable {
             }
             return promise.futureResult
         }
+    }
+
+    /// Records that the connection wrote a part of the body: the delegate's
+    /// `didSendRequestPart`, on the request's event loop. Buffers are counted as taken here.
+    func partSent() {
+        pump.withLock { $0 }?.partSent()
+    }
+
+    /// Stops producing buffers because the exchange failed with `error`: the connection will
+    /// write none of those handed over, and the pump would wait for them for ever.
+    func exchangeFailed(_ error: any Error) {
+        pump.withLock { $0 }?.stop(error)
     }
 
     /// Ends the body where it is, because the server gave its final answer (3xx, 4xx, 5xx)
@@ -113,6 +129,7 @@ final class FileRegionBody: Sendable {
             return promise
         }
         promise?.succeed(())
+        pump.withLock { $0 }?.stop(CancellationError())
     }
 
     /// Whether ``endEarly()`` ended the body before all of it was written.
@@ -211,6 +228,7 @@ final class FileRegionBody: Sendable {
     ///
     /// - Throws: ``Multipart/MultipartError/fileSizeChanged(part:path:expected:actual:)``.
     func finish(checkingFiles: Bool) async throws {
+        pump.withLock { $0 }?.stop(CancellationError())
         let files = closed.withLock { closed in
             closed = true
             return openFiles.withLock { files in

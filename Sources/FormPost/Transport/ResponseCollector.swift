@@ -5,7 +5,7 @@ import Synchronization
 
 /// Collects a response for AsyncHTTPClient's delegate API (status, headers, a body of at
 /// most `maxBytes`) and counts request body parts into `progress` as the connection
-/// writes them. When the status is 300 or more it calls `onFinalAnswer` once the answer's
+/// writes them, telling `onPartSent` of each. When the status is 300 or more it calls `onFinalAnswer` once the answer's
 /// body has arrived (by its `Content-Length`, or 100 ms after the head without one), so
 /// the caller can stop a body the server will not read.
 final class ResponseCollector: HTTPClientResponseDelegate {
@@ -22,12 +22,19 @@ final class ResponseCollector: HTTPClientResponseDelegate {
     private let progress: ProgressReporter
     private let maxBytes: Int
     private let onFinalAnswer: @Sendable () -> Void
+    private let onPartSent: @Sendable () -> Void
+    private let onError: @Sendable (any Error) -> Void
     /// What was received, and the body length that completes a final answer, once known.
     private let state = Mutex<(collected: Collected, awaitedBodyLength: Int?)>((Collected(), nil))
 
-    init(progress: ProgressReporter, maxBytes: Int, onFinalAnswer: @escaping @Sendable () -> Void) {
+    /// `onPartSent` is called on the task's event loop each time the connection has written a
+    /// part of the request body; `onError` when the exchange fails; `onFinalAnswer` as above.
+    init(progress: ProgressReporter, maxBytes: Int, onPartSent: @escaping @Sendable () -> Void = {},
+         onError: @escaping @Sendable (any Error) -> Void = { _ in }, onFinalAnswer: @escaping @Sendable () -> Void) {
         self.progress = progress
         self.maxBytes = maxBytes
+        self.onPartSent = onPartSent
+        self.onError = onError
         self.onFinalAnswer = onFinalAnswer
     }
 
@@ -48,6 +55,11 @@ final class ResponseCollector: HTTPClientResponseDelegate {
 
     func didSendRequestPart(task: HTTPClient.Task<Collected>, _ part: IOData) {
         progress.add(part.readableBytes)
+        onPartSent()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Collected>, _ error: any Error) {
+        onError(error)
     }
 
     func didReceiveHead(task: HTTPClient.Task<Collected>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
