@@ -58,6 +58,8 @@ import Testing
                     written.bytes += bytes ?? []
                 }
             }
+            // What AsyncHTTPClient's delegate reports once the connection wrote the part.
+            loop.execute { body.partSent() }
             return loop.makeSucceededVoidFuture()
         }
         try await body.requestBody.stream(writer).get()
