@@ -196,7 +196,8 @@ struct ResumableReceiverTests {
             defer { close(socket) }
             let partial = Array(head.utf8) + content[0..<sent]
             _ = partial.withUnsafeBytes { POSIX.send(socket, $0) }
-            try await Task.sleep(for: .milliseconds(500))
+            // Until all 300 KiB are on the disk: HEAD answers what reached it.
+            try await offPool { waitUntilStored(in: uploads.path + "/.resumable", moreThan: Int64(sent - 1)) }
             let state = try await request(.head, base + path)
             #expect(state.status == 204 && state.headers[offset] == String(sent), "HEAD ends the held append and answers \(state.headers[offset] ?? "nothing")")
             // The held request's connection was closed by the server.
