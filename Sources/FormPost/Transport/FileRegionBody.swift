@@ -228,7 +228,12 @@ final class FileRegionBody: Sendable {
     ///
     /// - Throws: ``Multipart/MultipartError/fileSizeChanged(part:path:expected:actual:)``.
     func finish(checkingFiles: Bool) async throws {
-        pump.withLock { $0 }?.stop(CancellationError())
+        // Let go of the pump: it holds AsyncHTTPClient's writer, which holds the request and
+        // its delegate, which holds this body — kept, each upload would stay in memory.
+        pump.withLock { pump in
+            defer { pump = nil }
+            return pump
+        }?.stop(CancellationError())
         let files = closed.withLock { closed in
             closed = true
             return openFiles.withLock { files in
