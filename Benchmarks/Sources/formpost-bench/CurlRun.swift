@@ -2,12 +2,18 @@
 import Foundation
 
 /// One run of `curl -s -o /dev/null` with `arguments`: the status, the HTTP version it
-/// used, and its peak resident set size. On macOS and Linux only: `posix_spawn` is unavailable
+/// used (of its first transfer; ``transfers`` has each one's), and its peak resident set size. On macOS and Linux only: `posix_spawn` is unavailable
 /// on tvOS and watchOS.
 struct CurlRun {
     let status: String
     let httpVersion: String
+    /// Each transfer's status and HTTP version, as `"200 2"`.
+    let transfers: [String]
     let peakRSS: Int64
+
+    /// The options each transfer needs (curl resets them at `--next`): no progress meter,
+    /// the body discarded, its status and HTTP version written out on a line.
+    static let perTransfer = ["-s", "-o", "/dev/null", "-w", "%{http_code} %{http_version}\\n"]
 
     init(arguments: [String]) throws {
         var child: pid_t = 0
@@ -20,7 +26,7 @@ struct CurlRun {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, output.fileHandleForWriting.fileDescriptor, 1)
-        let argv = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{http_version}"] + arguments
+        let argv = ["curl"] + Self.perTransfer + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         // This process's environment, built from ProcessInfo: Swift sees no `environ` on Darwin.
@@ -41,7 +47,8 @@ struct CurlRun {
         }
         peakRSS = peak
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let fields = text.split(separator: " ")
+        transfers = text.split(separator: "\n").map(String.init)
+        let fields = (transfers.first ?? "").split(separator: " ")
         self.status = fields.first.map(String.init) ?? ""
         httpVersion = fields.dropFirst().first.map(String.init) ?? ""
     }

@@ -11,6 +11,9 @@ import NIOSSL
 /// - `upload-https-h1` and `upload-https-h2`: HTTPS through nginx (TLS terminated there,
 ///   the body streamed on to the sink), on HTTP/1.1 and on HTTP/2, curl asked for the
 ///   same protocol and checked to have used it;
+/// - `upload-https-h2-16` (`formpost-bench concurrent`, a process of its own): sixteen
+///   uploads at once of a file a sixteenth of the size, over one HTTP/2 connection through
+///   nginx, against `curl --parallel` with sixteen transfers;
 /// - `upload-https-h2-window-1m`: the same on HTTP/2 where nginx grants a 1 MiB stream
 ///   window instead of its default 64 KiB, so that the upload is not paced by window updates.
 ///
@@ -38,21 +41,85 @@ struct UploadBenchmarks {
         let workloads = [("upload-https-h1", endpoint.http1Port, "1.1"), ("upload-https-h2", endpoint.http2Port, "2"),
                          ("upload-https-h2-window-1m", endpoint.http2WideWindowPort, "2")]
         for (workload, endpointPort, version) in workloads {
-            var configuration = HTTPClient.Configuration()
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(endpoint.caPath)
-            configuration.tlsConfiguration = tls
-            configuration.httpVersion = version == "2" ? .automatic : .http1Only
-            let transport = AsyncHTTPClientTransport(configuration: configuration)
-            do {
+            try await withTLSTransport(caPath: endpoint.caPath, http2: version == "2") { transport in
                 try await measure(workload, form: form, source: source, url: "https://localhost:\(endpointPort)/upload", transport: transport,
                                   curlArguments: ["--cacert", endpoint.caPath, version == "2" ? "--http2" : "--http1.1"], version: version)
-                try await transport.shutdown()
-            } catch {
-                try? await transport.shutdown()
-                throw error
             }
         }
+    }
+
+    /// `formpost-bench concurrent`: only `upload-https-h2-16`, in a process that ran nothing
+    /// before, so that its peak RSS is what a program doing just that would reach.
+    func runConcurrent() async throws {
+        let sink = try SinkProcess.launched()
+        defer { sink.stop() }
+        let port = sink.port
+        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port, http2Port: port + 1, http1Port: port + 2, http2WideWindowPort: port + 3)
+        defer { endpoint.stop() }
+        try await withTLSTransport(caPath: endpoint.caPath, http2: true) { transport in
+            try await measureConcurrent(url: "https://localhost:\(endpoint.http2Port)/upload", transport: transport, caPath: endpoint.caPath)
+        }
+    }
+
+    /// Runs `work` with a transport trusting the CA at `caPath`, offering HTTP/2 or not, and shuts it down.
+    private func withTLSTransport(caPath: String, http2: Bool, _ work: (AsyncHTTPClientTransport) async throws -> Void) async throws {
+        var configuration = HTTPClient.Configuration()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(caPath)
+        configuration.tlsConfiguration = tls
+        configuration.httpVersion = http2 ? .automatic : .http1Only
+        let transport = AsyncHTTPClientTransport(configuration: configuration)
+        do {
+            try await work(transport)
+            try await transport.shutdown()
+        } catch {
+            try? await transport.shutdown()
+            throw error
+        }
+    }
+
+    /// Times sixteen uploads at once of a file of `size / 16` bytes through one client over
+    /// HTTP/2 against `curl --parallel` sending the same sixteen forms, alternating, and
+    /// prints the line: the bytes of all sixteen, each side's peak RSS.
+    private func measureConcurrent(url: String, transport: AsyncHTTPClientTransport, caPath: String) async throws {
+        let workload = "upload-https-h2-16", uploads = 16
+        let source = directory + "/concurrent.bin"
+        try Filler.file(at: source, count: size / uploads)
+        defer { unlink(source) }
+        var concurrentForm = MultipartForm()
+        try concurrentForm.append(name: "file", fileAt: source)
+        let form = concurrentForm
+        let client = FormPostClient(transport: transport)
+        let target = URL(string: url)!
+        let expected = form.contentLength ?? 0
+        let transfer = ["--cacert", caPath, "--http2", "-F", "file=@\(source)", url]
+        let curlArguments = ["--parallel", "--parallel-max", String(uploads)] + transfer
+            + (1..<uploads).flatMap { _ in ["--next"] + CurlRun.perTransfer + transfer }
+        Measurement.resetPeakRSS()
+        var curlPeak: Int64 = 0
+        let times = try await Measurement.alternate(runs: runs, ours: {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<uploads {
+                    group.addTask {
+                        let response = try await client.upload(form, to: target, strategy: .streaming)
+                        guard response.status == 200, response.text == "\(expected)", response.httpVersion == "2" else {
+                            throw BenchmarkFailure("\(workload): the sink received \(response.text) of \(expected) bytes (status \(response.status), HTTP/\(response.httpVersion ?? "?"))")
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }, theirs: {
+            let run = try CurlRun(arguments: curlArguments)
+            guard run.transfers == Array(repeating: "200 2", count: uploads) else {
+                throw BenchmarkFailure("\(workload): curl's transfers ended \(run.transfers), expected \(uploads) × 200 over HTTP/2")
+            }
+            curlPeak = max(curlPeak, run.peakRSS)
+        })
+        let peak = Measurement.peakRSS()
+        FileHandle.standardError.write(Data("\(workload): peak \(peak >> 20) MiB; curl peak \(curlPeak >> 20) MiB\n".utf8))
+        BenchmarkResult(workload: workload, bytes: expected * Int64(uploads), ours: times.ours, reference: "curl --parallel -F", theirs: times.theirs,
+                        peakRSS: peak, referencePeakRSS: curlPeak).printLine()
     }
 
     /// Times our upload of `form` against curl's of the same file, alternating, and prints the line.
