@@ -54,6 +54,7 @@ let package = Package(
             name: "FormPostServer",
             dependencies: [
                 "Multipart", "ResumableHTTP",
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

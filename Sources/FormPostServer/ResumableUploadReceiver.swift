@@ -125,7 +125,7 @@ public struct ResumableUploadReceiver: Sendable {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
                 logger.error("\(request.method) \(request.uri.path): \(detail)")
             default:
-                if UploadReceiver.isUnexpected(error) { logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))") }
+                if UploadReceiver.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
             }
             response = UploadReceiver.json(ErrorBody(error: message), status: status)
         }

@@ -124,7 +124,7 @@ public struct TusReceiver: Sendable {
             logger.error("\(request.method) \(request.uri.path): \(detail)")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
         } catch {
-            logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))")
+            FailureLog.log(error, of: request, to: logger)
             response = Self.answer(.internalServerError, message: "The upload could not be stored.")
         }
         response.headers[.tusResumable] = Self.version

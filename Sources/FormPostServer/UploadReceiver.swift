@@ -61,7 +61,7 @@ public struct UploadReceiver: Sendable {
             default:
                 break
             }
-            if Self.isUnexpected(error) { logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))") }
+            if Self.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         let bytes = received?.files.reduce(Int64(0)) { $0 + $1.size } ?? 0

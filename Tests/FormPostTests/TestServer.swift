@@ -155,12 +155,16 @@ func whileRunning<App: ApplicationProtocol, T: Sendable>(
 /// Runs `formpost serve`'s server (an ``UploadServer``, over TLS with `tlsConfiguration`)
 /// storing into `directory` on a free port, and `body` with that port.
 /// With `resumableExpiry`, it receives resumable uploads too, kept that long: tus at
-/// `/files`, the IETF draft's with upload resources at `/uploads`.
+/// `/files`, the IETF draft's with upload resources at `/uploads`. The receivers log to
+/// `logger` (by default nowhere but at critical level).
 func withUploadServer<T: Sendable>(directory: String, configuration: ReceiverConfiguration? = nil, tlsConfiguration: TLSConfiguration? = nil,
-                                   limits: ConnectionLimits = ConnectionLimits(), resumableExpiry: Duration? = nil,
+                                   limits: ConnectionLimits = ConnectionLimits(), resumableExpiry: Duration? = nil, logger: Logger? = nil,
                                    _ body: @Sendable (Int) async throws -> T) async throws -> T {
-    var logger = Logger(label: "test")
-    logger.logLevel = .critical
+    let logger = logger ?? {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        return logger
+    }()
     let configuration = configuration ?? ReceiverConfiguration(directory: directory)
     let receiver = try UploadReceiver(configuration: configuration, logger: logger)
     let tus = try resumableExpiry.map { try TusReceiver(configuration: configuration, expiry: $0, logger: logger) }

@@ -1,0 +1,31 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// How a failure that ended a request's handling is logged: a client that went away before
+/// its body ended (its connection closed or reset mid-body) at notice — the client's doing,
+/// which the server survives — and any other failure at error.
+enum FailureLog {
+    /// Logs `error`, which ended the handling of `request`, to `logger` at its level.
+    static func log(_ error: any Error, of request: Request, to logger: Logger) {
+        if clientWentAway(error) {
+            logger.notice("\(request.method) \(request.uri.path) ended by the client: \(String(reflecting: error))")
+        } else {
+            logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))")
+        }
+    }
+
+    /// Whether `error` says the client's connection ended or was reset before the request's
+    /// body did: HTTP/1.1's parser meeting the end of the stream mid-body, a closed channel,
+    /// a reset.
+    static func clientWentAway(_ error: any Error) -> Bool {
+        switch error {
+        case let error as HTTPParserError: error == .invalidEOFState
+        case let error as ChannelError: error == .eof || error == .ioOnClosedChannel || error == .inputClosed || error == .alreadyClosed
+        case let error as IOError: error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
+        default: false
+        }
+    }
+}
