@@ -64,13 +64,25 @@ struct ClientTests {
         }
         #expect(formDigest == Digest(length: Int(form.contentLength!), sha256: expected, contentType: form.contentType, method: "POST"))
         #expect(rawDigest.sha256 == sha256Hex(try Data(contentsOf: URL(fileURLWithPath: raw))) && rawDigest.method == "PUT")
-        #expect(try Self.temporaryBodies() == temporaryBefore)
+        #expect(try await Self.temporaryBodiesLeft(since: temporaryBefore).isEmpty)
         #expect(FileManager.default.fileExists(atPath: raw))
     }
 
-    /// The temporary body files present now.
-    static func temporaryBodies() throws -> Set<String> {
-        Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("formpost-") && $0.hasSuffix(".body") })
+    /// The temporary body files (`formpost-*` ending in `suffix`) present now.
+    static func temporaryBodies(suffix: String = ".body") throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("formpost-") && $0.hasSuffix(suffix) })
+    }
+
+    /// The temporary body files ending in `suffix` made since `before` that are still there
+    /// after those of the tests running beside this one have gone (they remove their own
+    /// when they end): waits up to 5 s for the others.
+    static func temporaryBodiesLeft(since before: Set<String>, suffix: String = ".body") async throws -> Set<String> {
+        var left = try temporaryBodies(suffix: suffix).subtracting(before)
+        for _ in 0..<50 where !left.isEmpty {
+            try await Task.sleep(for: .milliseconds(100))
+            left = try temporaryBodies(suffix: suffix).subtracting(before)
+        }
+        return left
     }
 
     @Test("the URLSession transport re-sends a streamed body on 307 and reports refused connections")
@@ -156,10 +168,7 @@ struct ClientTests {
         let directory = try SampleDirectory()
         let form = try sampleForm(directory, fileSize: 64_000_000)
         let server = try TestServer()
-        func temporaryBodies() throws -> Set<String> {
-            Set(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasSuffix(".multipart") })
-        }
-        let before = try temporaryBodies()
+        let before = try Self.temporaryBodies(suffix: ".multipart")
         try await server.run { base in
             let started = Mutex(false)
             let task = Task {
@@ -175,13 +184,7 @@ struct ClientTests {
             #expect(throws: (any Error).self) { try result.get() }
             #expect(clock.now - cancelledAt < .seconds(5))
         }
-        // Tests running beside this one make temporary bodies of their own, removed when
-        // they end: wait for those, so that what is left is this upload's.
-        var left = try temporaryBodies().subtracting(before)
-        for _ in 0..<50 where !left.isEmpty {
-            try await Task.sleep(for: .milliseconds(100))
-            left = try temporaryBodies().subtracting(before)
-        }
+        let left = try await Self.temporaryBodiesLeft(since: before, suffix: ".multipart")
         #expect(left.isEmpty, "left behind: \(left)")
     }
 

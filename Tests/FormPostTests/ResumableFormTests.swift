@@ -77,7 +77,9 @@ struct ResumableFormTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let expected = try await withUploadServer(directory: directory) { port in
-            try await client.send(.bytes(form, contentType: contentType), to: URL(string: "http://127.0.0.1:\(port)/upload")!).decode(Receipt.self)
+            let answer = try await client.send(.bytes(form, contentType: contentType), to: URL(string: "http://127.0.0.1:\(port)/upload")!)
+            #expect(answer.status == 200, "the plain receiver: \(answer.status) \(answer.text)")
+            return try answer.decode(Receipt.self)
         }
         for cut in cuts {
             @Sendable func create(_ port: Int) async throws -> String {
@@ -93,7 +95,12 @@ struct ResumableFormTests {
                 #expect(offset <= cut && offset > cut - 200, "cut at \(cut): the offset is \(offset)")
                 let done = try await draft(.patch, base + url, body: Array(form[offset...]), headers: [Self.uploadOffset: String(offset), Self.uploadComplete: "?1"])
                 #expect(done.status == 200, "cut at \(cut): \(done.text)")
-                return try done.decode(Receipt.self)
+                do {
+                    return try done.decode(Receipt.self)
+                } catch {
+                    Issue.record("cut at \(cut): the answer \(done.status) is no receipt: \(done.text)")
+                    throw error
+                }
             }
             let receipt: Receipt
             if restart {

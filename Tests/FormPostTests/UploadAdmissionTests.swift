@@ -91,8 +91,9 @@ struct UploadAdmissionTests {
     @Test("an upload that receives no byte within the idle expiry is removed; one that received a byte stays", arguments: ResumableProtocol.allCases)
     func idleUploadRemoved(_ resumable: ResumableProtocol) async throws {
         let uploads = try SampleDirectory()
-        // Long enough for the busy upload's byte to arrive first on a loaded machine.
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(3))
+        // Long enough for the busy upload's byte to arrive first on a loaded machine: with
+        // 3 s, the full suite on 2 cores once took longer between the creation and the byte.
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(10))
         try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
             let (idle, busy) = try await offPool { () -> (String?, String?) in
                 let busy = try resumable.create(length: 10, port: port, from: "127.0.0.1").path
@@ -105,7 +106,7 @@ struct UploadAdmissionTests {
             }
             let idlePath = try #require(idle), busyPath = try #require(busy)
             var status = 0
-            for _ in 0..<300 {
+            for _ in 0..<600 {
                 status = try await offPool { try resumable.head(idlePath, port: port) }
                 if status == 404 { break }
                 try await Task.sleep(for: .milliseconds(100))
