@@ -145,15 +145,15 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         // ago than the pool keeps one: only then may a close before any answer be the
         // keep-alive race rather than a server that failed while it handled the request.
         let mayReuse = request.marksClosedBeforeAnswer && lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
-        let response = try await exchange(request, deadline: deadline, mayReuse: mayReuse)
-        answeredOverHTTP2 = response.httpVersion == "2"
+        let (response, version) = try await exchange(request, deadline: deadline, mayReuse: mayReuse)
+        answeredOverHTTP2 = version.map { $0.major >= 2 }
         lastAnswered.withLock { $0[origin] = .now }
         return response
     }
 
-    /// One exchange; a failure on a possibly reused connection (`mayReuse`) before any
-    /// answer is thrown as ``ConnectionClosedBeforeAnswer``.
-    private func exchange(_ request: TransportRequest, deadline: NIODeadline, mayReuse: Bool) async throws -> UploadResponse {
+    /// One exchange: the response and the HTTP version it came in; a failure on a possibly
+    /// reused connection (`mayReuse`) before any answer is thrown as ``ConnectionClosedBeforeAnswer``.
+    private func exchange(_ request: TransportRequest, deadline: NIODeadline, mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
         if let body = request.body, request.maxBytesPerSecond == nil {
             return try await sendThroughDelegate(request, body: body, deadline: deadline, mayReuse: mayReuse)
         }
@@ -170,7 +170,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             let response = try await client.execute(outgoing, deadline: deadline)
             answered = true
             let collected = try await response.body.collect(upTo: request.maxResponseBytes)
-            return UploadResponse(
+            let uploadResponse = UploadResponse(
                 status: Int(response.status.code),
                 headers: HTTPFields(response.headers),
                 body: Array(collected.readableBytesView),
@@ -178,6 +178,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
                 method: request.method,
                 httpVersion: Self.curlName(response.version)
             )
+            return (uploadResponse, response.version)
         } catch {
             throw Self.failure(error, url: request.url, beforeAnswerOnReusable: mayReuse && !answered)
         }
@@ -192,7 +193,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// connection's: the pool then leases any idle connection (preferring one on that loop)
     /// and keeps it for the next request, as for AsyncHTTPClient's own `execute`. A request
     /// bound to a loop would get a connection of its own on it, closed as soon as it is idle.
-    private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline, mayReuse: Bool) async throws -> UploadResponse {
+    private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline,
+                                     mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
         let origin = Origin(request.url)
         let eventLoop = requestLoops.loop(for: origin)
         defer { requestLoops.finished(origin) }
@@ -228,8 +230,9 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             }
         }
         try await regions.finish(checkingFiles: !regions.endedEarly)
-        return UploadResponse(status: collected.status, headers: collected.headers, body: collected.body, url: request.url, method: request.method,
-                              httpVersion: collected.version.map(Self.curlName))
+        let response = UploadResponse(status: collected.status, headers: collected.headers, body: collected.body, url: request.url, method: request.method,
+                                      httpVersion: collected.version.map(Self.curlName))
+        return (response, collected.version)
     }
 
     /// `error` translated, marked ``ConnectionClosedBeforeAnswer`` when the server closed or

@@ -14,10 +14,11 @@ import NIOCore
 /// request on another loop only after a hop, while the pump goes on. Counting by the writer's
 /// futures, each upload read its whole file into buffers queued below. The writer's futures
 /// still pause the pump (a paused request's future completes when the connection resumes it)
-/// and fail it. Bytes in memory and file bytes the page
-/// cache holds are read right there, without blocking (`preadv2` with `RWF_NOWAIT`); bytes
-/// that must come from the disk are read on NIO's thread pool, a stream's are awaited by a
-/// task, and the pump goes on when they are in.
+/// and fail it.
+///
+/// Bytes in memory and file bytes the page cache holds are read right there, without
+/// blocking (`preadv2` with `RWF_NOWAIT`); bytes that must come from the disk are read on
+/// NIO's thread pool, a stream's are awaited by a task, and the pump goes on when they are in.
 ///
 /// Keeping production on an event loop is what makes TLS uploads cheap: no wake-up of a
 /// task per buffer, and when the pool's connection runs on the same loop (a new connection

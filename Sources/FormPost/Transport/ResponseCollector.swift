@@ -5,8 +5,8 @@ import Synchronization
 
 /// Collects a response for AsyncHTTPClient's delegate API (status, headers, a body of at
 /// most `maxBytes`) and counts request body parts into `progress` as the connection
-/// writes them, telling `onPartSent` of each. When the status is 300 or more it calls `onFinalAnswer` once the answer's
-/// body has arrived (by its `Content-Length`, or 100 ms after the head without one), so
+/// writes them, telling `onPartSent` of each. When the status is 300 or more it calls
+/// `onFinalAnswer` once the answer's body has arrived (by its `Content-Length`, or 100 ms after the head without one), so
 /// the caller can stop a body the server will not read.
 final class ResponseCollector: HTTPClientResponseDelegate {
     /// What was received.
@@ -29,8 +29,8 @@ final class ResponseCollector: HTTPClientResponseDelegate {
 
     /// `onPartSent` is called on the task's event loop each time the connection has written a
     /// part of the request body; `onError` when the exchange fails; `onFinalAnswer` as above.
-    init(progress: ProgressReporter, maxBytes: Int, onPartSent: @escaping @Sendable () -> Void = {},
-         onError: @escaping @Sendable (any Error) -> Void = { _ in }, onFinalAnswer: @escaping @Sendable () -> Void) {
+    init(progress: ProgressReporter, maxBytes: Int, onPartSent: @escaping @Sendable () -> Void,
+         onError: @escaping @Sendable (any Error) -> Void, onFinalAnswer: @escaping @Sendable () -> Void) {
         self.progress = progress
         self.maxBytes = maxBytes
         self.onPartSent = onPartSent
