@@ -88,6 +88,39 @@ struct EncoderAgreementTests {
         #expect(region.path == path && region.offset == 0 && region.length == 5 && region.needsContentCheck == false)
         #expect(region.part == PartLabel(position: 2, name: "f"))
     }
+
+    #if os(Linux)
+    @Test("a small body is encoded in memory the same whether its file is in the page cache (copied where the caller runs) or must come from the disk (read on the blocking-I/O threads)")
+    func smallBodyWarmOrCold() async throws {
+        let directory = try TemporaryDirectory()
+        var random = TestRandom(state: 7)
+        let content = random.bytes(100_000)
+        let path = try directory.file("small.bin", content)
+        var form = MultipartForm()
+        form.append(name: "title", value: "Holiday")
+        try form.append(name: "file", fileAt: path)
+        let plan = try form.plan()
+        let warm = try await plan.encodedBytes()
+        #expect(warm == Array(try await plan.encodedData()))
+        let trailer = "\r\n--\(plan.boundary.value)--\r\n".utf8.count
+        #expect(warm.count == Int(plan.contentLength!) && Array(warm[(warm.count - trailer - content.count)..<(warm.count - trailer)]) == content)
+
+        Self.evict(path)
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: warm.count, alignment: 16)
+        defer { scratch.deallocate() }
+        let fromCache = try plan.makeChunkReader().readCachedWithoutSuspending(into: scratch)
+        #expect(fromCache < warm.count, "the file has left the page cache: only the bytes before it are copied without waiting")
+        Self.evict(path)
+        #expect(try await plan.encodedBytes() == warm)
+    }
+
+    /// Drops `path`'s pages from the page cache, so that reading it must wait for the disk.
+    static func evict(_ path: String) {
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        #expect(fdatasync(descriptor) == 0 && posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+    }
+    #endif
 }
 
 extension TestRandom {

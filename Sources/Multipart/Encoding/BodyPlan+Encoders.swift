@@ -41,27 +41,45 @@ extension BodyPlan {
         return Data(bytesNoCopy: base, count: memory.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
+    /// The most bytes a body may have to be encoded by ``encodedBytes()`` on the calling
+    /// task, when its files' bytes are all in the page cache: copying them costs less than
+    /// the two thread switches of a hop to the blocking-I/O threads.
+    static let inlineEncodingLimit: Int64 = 256 << 10
+
     /// The whole body as bytes. Without stream parts it is produced straight into one array
     /// of exactly ``contentLength`` bytes; with them it goes through ``encodedData()``.
-    /// Files are read on threads of their own, never on the Swift concurrency pool.
+    /// Files are read on threads of their own, never on the Swift concurrency pool — but a
+    /// body of at most 256 KiB whose file bytes the page cache holds is copied right there,
+    /// without waiting for the disk.
     public func encodedBytes() async throws -> [UInt8] {
         let hasStreams = segments.contains { if case .stream = $0 { return true } else { return false } }
         guard !hasStreams, let length = contentLength else { return Array(try await encodedData()) }
-        return try await BlockingIOExecutor.run { try produceBytes(length: length) }
+        if length <= Self.inlineEncodingLimit, let bytes = try produceBytes(length: length, cachedOnly: true) { return bytes }
+        return try await BlockingIOExecutor.run { try produceBytes(length: length, cachedOnly: false)! }
     }
 
-    private func produceBytes(length: Int64) throws -> [UInt8] {
+    /// The body, produced into one array of `length` bytes; with `cachedOnly`, nil where
+    /// file bytes would have to come from the disk.
+    private func produceBytes(length: Int64, cachedOnly: Bool) throws -> [UInt8]? {
         let reader = makeChunkReader()
-        return try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, initialized in
-            let filled = try reader.readWithoutSuspending(into: UnsafeMutableRawBufferPointer(buffer))
+        var wouldBlock = false
+        let bytes = try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, initialized in
+            let read = cachedOnly ? reader.readCachedWithoutSuspending(into:) : reader.readWithoutSuspending(into:)
+            let filled = try read(UnsafeMutableRawBufferPointer(buffer))
             // One more read runs the last segment's end checks; it must find nothing left.
             var probe: UInt8 = 0
-            let extra = try withUnsafeMutableBytes(of: &probe) { try reader.readWithoutSuspending(into: $0) }
+            let extra = try withUnsafeMutableBytes(of: &probe) { try read($0) }
+            if cachedOnly, filled < buffer.count, !reader.isFinished {
+                wouldBlock = true
+                initialized = 0
+                return
+            }
             guard filled == buffer.count, extra == 0, reader.isFinished else {
                 throw MultipartError.malformedBody(reason: "the body ended after \(filled) of \(buffer.count) planned bytes")
             }
             initialized = filled
         }
+        return wouldBlock ? nil : bytes
     }
 
     /// Writes the body to a new file at `path`, copying file regions through one 1 MiB buffer,
