@@ -107,17 +107,20 @@ public struct FormPostClient: Sendable {
         let deadline = options.timeout.map { clock.now + $0 }
         var attempt = 0
         var redirects = 0
-        /// Whether this exchange was sent again after its connection closed before any answer.
-        var resentAfterClose = false
+        /// How many times this exchange was sent again after its connection closed, or its
+        /// HTTP/2 stream was not taken, before any answer.
+        var resentAfterClose = 0
         while true {
             if let deadline { request.timeout = max(.milliseconds(1), clock.now.duration(to: deadline)) }
             let response: UploadResponse
             do {
                 response = try await transport.send(request)
-            } catch is ConnectionClosedBeforeAnswer where resendsAfterClose && !resentAfterClose && ConnectionClosedBeforeAnswer.mayResend(request.body) {
-                // The keep-alive race: the server closed the pooled connection as the request
-                // went out. Sent again at once, whatever the retry policy, as curl does.
-                resentAfterClose = true
+            } catch is ConnectionClosedBeforeAnswer where resendsAfterClose && resentAfterClose < ConnectionClosedBeforeAnswer.resends
+                        && ConnectionClosedBeforeAnswer.mayResend(request.body) {
+                // The keep-alive race (the server closed the pooled connection as the request
+                // went out), or an HTTP/2 stream the server did not take. Sent again at once,
+                // whatever the retry policy, as curl does.
+                resentAfterClose += 1
                 continue
             } catch {
                 let error = (error as? ConnectionClosedBeforeAnswer)?.error ?? error
@@ -126,7 +129,7 @@ public struct FormPostClient: Sendable {
                 try await Task.sleep(for: delay)
                 continue
             }
-            resentAfterClose = false
+            resentAfterClose = 0
             if options.maxRedirects > 0,
                let next = RedirectRule.follow(status: response.status, method: request.method, location: response.headers[.location], from: request.url) {
                 redirects += 1

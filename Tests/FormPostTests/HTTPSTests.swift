@@ -31,11 +31,11 @@ struct HTTPSTests {
     /// Runs `body` with a TLS front on a fresh test server.
     /// (openssl and nginx are waited for on a Dispatch thread: never block the cooperative
     /// pool, which every in-process server of the suite shares.)
-    private func withFront<T: Sendable>(_ body: @Sendable (Front) async throws -> T) async throws -> T {
+    private func withFront<T: Sendable>(keepaliveRequests: Int? = nil, _ body: @Sendable (Front) async throws -> T) async throws -> T {
         let fixtures = try await offPool { try TLSFixtures() }
         let server = try TestServer()
         return try await server.run { base in
-            let nginx = try await offPool { try NginxFront(fixtures: fixtures, upstreamPort: base.port ?? 0) }
+            let nginx = try await offPool { try NginxFront(fixtures: fixtures, upstreamPort: base.port ?? 0, keepaliveRequests: keepaliveRequests) }
             do {
                 let result = try await body(Front(fixtures: fixtures, nginx: nginx, base: base))
                 try await offPool { nginx.stop() }
@@ -223,6 +223,42 @@ struct HTTPSTests {
         #expect(digest.length == expected.count)
         #expect(digest.sha256 == sha256Hex(expected))
         #expect(protocols == ["HTTP/2.0"])
+    }
+
+    @Test("uploads over HTTP/2 to a server that ends its connection (GOAWAY) every 5 requests, 8 at once: every one arrives whole — a stream the server never took is sent again on a new connection")
+    func goawayEveryFewStreams() async throws {
+        let uploads = 60
+        let (arrived, protocols) = try await withFront(keepaliveRequests: 5) { front in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(front.fixtures.caPath)
+            var configuration = HTTPClient.Configuration()
+            configuration.tlsConfiguration = tls
+            let arrived = try await withTransport(configuration) { transport in
+                let client = FormPostClient(transport: transport)
+                return try await withThrowingTaskGroup(of: Bool.self) { group in
+                    var arrived = 0
+                    for index in 0..<uploads {
+                        if index >= 8, try await group.next() == true { arrived += 1 }
+                        group.addTask {
+                            var form = MultipartForm()
+                            form.append(name: "file", bytes: [UInt8](repeating: UInt8(index), count: 3000), filename: "u\(index).bin")
+                            let expected = sha256Hex(try await form.plan().encodedBytes())
+                            let response = try await client.upload(form, to: URL(string: front.url("digest"))!)
+                            guard response.status == 200 else {
+                                Issue.record("upload \(index): \(response.status) \(response.text)")
+                                return false
+                            }
+                            return try JSONDecoder().decode(Digest.self, from: Data(response.body)).sha256 == expected
+                        }
+                    }
+                    for try await whole in group where whole { arrived += 1 }
+                    return arrived
+                }
+            }
+            return (arrived, front.nginx.protocolsLogged)
+        }
+        #expect(arrived == uploads)
+        #expect(Set(protocols) == ["HTTP/2.0"], "\(Set(protocols))")
     }
 
     @Test("over TLS the client's memory stays bounded against a slow reader, on HTTP/1.1 and HTTP/2", arguments: ["--http1.1", "--http2"])

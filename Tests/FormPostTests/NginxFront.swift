@@ -8,7 +8,9 @@ import Glibc
 /// fixtures' certificates, request bodies streamed on to the upstream unbuffered. Each
 /// port serves one certificate: ``port`` the valid one (HTTP/2 by ALPN, else HTTP/1.1),
 /// ``expiredPort``, ``wrongHostPort`` and ``untrustedPort`` the others. The access log
-/// records each request's protocol (``protocolsLogged``). Linux only, as ``HTTPSTests``.
+/// records each request's protocol (``protocolsLogged``). With `keepaliveRequests`, nginx
+/// ends a connection after that many requests (HTTP/2: GOAWAY, as its default does after
+/// 1,000). Linux only, as ``HTTPSTests``.
 final class NginxFront: Sendable {
     let port: Int
     let expiredPort: Int
@@ -19,7 +21,7 @@ final class NginxFront: Sendable {
     private let directory: String
     private let process: ChildProcess
 
-    init(fixtures: TLSFixtures, upstreamPort: Int) throws {
+    init(fixtures: TLSFixtures, upstreamPort: Int, keepaliveRequests: Int? = nil) throws {
         directory = fixtures.directory + "/nginx"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try freePort()
@@ -53,7 +55,7 @@ final class NginxFront: Sendable {
           log_format protocols '$server_protocol';
           access_log \(directory)/access.log protocols;
           client_body_temp_path \(directory)/body;
-          proxy_temp_path \(directory)/proxy;
+          proxy_temp_path \(directory)/proxy;\(keepaliveRequests.map { "\n  keepalive_requests \($0);" } ?? "")
         \(server(port, fixtures.certificatePath, http2: true))\(server(expiredPort, fixtures.expiredCertificatePath, http2: false))\
         \(server(wrongHostPort, fixtures.wrongHostCertificatePath, http2: false))\(server(untrustedPort, fixtures.untrustedCertificatePath, http2: false))\
         \(server(clientCertificatePort, fixtures.certificatePath, http2: false, verifyingClients: true))

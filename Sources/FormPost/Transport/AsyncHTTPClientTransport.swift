@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -144,15 +145,16 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         // A pooled connection is one an earlier exchange with the origin left idle, no longer
         // ago than the pool keeps one: only then may a close before any answer be the
         // keep-alive race rather than a server that failed while it handled the request.
-        let mayReuse = request.marksClosedBeforeAnswer && lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
+        let mayReuse = lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
         let (response, version) = try await exchange(request, deadline: deadline, mayReuse: mayReuse)
         answeredOverHTTP2 = version.map { $0.major >= 2 }
         lastAnswered.withLock { $0[origin] = .now }
         return response
     }
 
-    /// One exchange: the response and the HTTP version it came in; a failure on a possibly
-    /// reused connection (`mayReuse`) before any answer is thrown as ``ConnectionClosedBeforeAnswer``.
+    /// One exchange: the response and the HTTP version it came in; a failure before any
+    /// answer that allows sending the request again (on a possibly reused connection,
+    /// `mayReuse`) is thrown as ``ConnectionClosedBeforeAnswer``.
     private func exchange(_ request: TransportRequest, deadline: NIODeadline, mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
         if let body = request.body, request.maxBytesPerSecond == nil {
             return try await sendThroughDelegate(request, body: body, deadline: deadline, mayReuse: mayReuse)
@@ -180,7 +182,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             )
             return (uploadResponse, response.version)
         } catch {
-            throw Self.failure(error, url: request.url, beforeAnswerOnReusable: mayReuse && !answered)
+            throw Self.failure(error, of: request, beforeAnswer: !answered, mayReuse: mayReuse)
         }
     }
 
@@ -225,7 +227,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             } else {
                 let answeredEarly = regions.endedEarly || (error as? HTTPClientError) == .requestStreamCancelled
                 let status = delegate.collectedSoFar.status
-                guard answeredEarly, status >= 300 else { throw Self.failure(error, url: request.url, beforeAnswerOnReusable: mayReuse && status == 0) }
+                guard answeredEarly, status >= 300 else { throw Self.failure(error, of: request, beforeAnswer: status == 0, mayReuse: mayReuse) }
                 collected = delegate.collectedSoFar
             }
         }
@@ -235,11 +237,13 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         return (response, collected.version)
     }
 
-    /// `error` translated, marked ``ConnectionClosedBeforeAnswer`` when the server closed or
-    /// reset the connection `beforeAnswerOnReusable` (a connection that may have come from
-    /// the pool, no head of an answer arrived): ``FormPostClient`` may then send the request again.
-    private static func failure(_ error: any Error, url: URL, beforeAnswerOnReusable: Bool) -> any Error {
-        let translated = translate(error, url: url)
+    /// `error` translated, marked ``ConnectionClosedBeforeAnswer`` for a `request` that asks
+    /// for it when no head of an answer arrived (`beforeAnswer`) and either the server closed
+    /// or reset a connection that may have come from the pool (`mayReuse`), or the request
+    /// never reached an HTTP/2 server: ``FormPostClient`` may then send it again.
+    private static func failure(_ error: any Error, of request: TransportRequest, beforeAnswer: Bool, mayReuse: Bool) -> any Error {
+        let translated = translate(error, url: request.url)
+        guard request.marksClosedBeforeAnswer, beforeAnswer else { return translated }
         var closed = switch error {
         case let error as HTTPClientError: error == .remoteConnectionClosed
         case let error as IOError: error.errnoCode == ECONNRESET || error.errnoCode == EPIPE
@@ -249,7 +253,24 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         #if canImport(Network)
         if case .posix(let code)? = NetworkFrameworkFailure(error) { closed = closed || code == ECONNRESET || code == EPIPE }
         #endif
-        return beforeAnswerOnReusable && closed ? ConnectionClosedBeforeAnswer(error: translated) : translated
+        let notTaken = streamNotTaken(error) || cancelledByThePool(error)
+        return (mayReuse && closed) || notTaken ? ConnectionClosedBeforeAnswer(error: translated) : translated
+    }
+
+    /// Whether AsyncHTTPClient cancelled the request itself, which it does, unsent, when its
+    /// pool hands the request to an HTTP/2 connection that is closing (a GOAWAY just came)
+    /// — not the caller: the task is not cancelled.
+    private static func cancelledByThePool(_ error: any Error) -> Bool {
+        (error as? HTTPClientError) == .cancelled && !Task.isCancelled
+    }
+
+    /// Whether `error` closed an HTTP/2 stream the server did not take: refused
+    /// (REFUSED_STREAM), or above the last stream a GOAWAY said the server would process —
+    /// NIOHTTP2 closes those with CANCEL (RFC 9113 §8.7: such requests can be retried).
+    /// nginx ends a connection with GOAWAY after `keepalive_requests` (1,000) requests.
+    private static func streamNotTaken(_ error: any Error) -> Bool {
+        guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
+        return closed.errorCode == .refusedStream || closed.errorCode == .cancel
     }
 
     /// A version as curl names it: `2` for HTTP/2, `1.1`, `1.0`.
