@@ -7,8 +7,9 @@ import Multipart
 /// AsyncHTTPClient keeps one 60 s). ``FormPostClient`` sends the request again at once (up
 /// to ``resends`` times), on another connection (the closed one has left the pool), as curl
 /// does — whatever the caller's ``RetryPolicy`` — when its body can be produced again;
-/// otherwise, or when that fails too, it throws ``error``. A close before any answer on a connection that cannot
-/// have been pooled is thrown as itself: that server may have done the work.
+/// otherwise, or when that fails too, it throws ``error``. A close before any answer on a
+/// connection that cannot have been pooled is thrown as itself: that server may have done
+/// the work.
 ///
 /// A request that never reached an HTTP/2 server is marked so too, on any connection: a
 /// stream refused, or past the last stream a GOAWAY says the server processes (nginx sends
