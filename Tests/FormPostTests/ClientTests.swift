@@ -148,6 +148,23 @@ struct ClientTests {
         #expect(values.last?.fraction == 1)
     }
 
+    @Test("a small form encoded in memory goes in one write, arrives byte-exact, and reports its whole length as sent")
+    func smallFormInOneWrite() async throws {
+        let directory = try SampleDirectory()
+        let form = try sampleForm(directory, fileSize: 4096)
+        let expected = sha256Hex(try await form.plan().encodedData())
+        let seen = Mutex<[UploadProgress]>([])
+        let server = try TestServer()
+        let digest = try await server.run { base in
+            try await client.upload(form, to: base.appendingPathComponent("digest")) { progress in
+                seen.withLock { $0.append(progress) }
+            }.validate().decode(Digest.self)
+        }
+        #expect(form.contentLength! <= 128 << 10)
+        #expect(digest.sha256 == expected && digest.length == Int(form.contentLength!))
+        #expect(seen.withLock { $0.last } == UploadProgress(bytesSent: form.contentLength!, totalBytes: form.contentLength!))
+    }
+
     @Test("progress as an AsyncStream ends at the total")
     func progressStream() async throws {
         let directory = try SampleDirectory()

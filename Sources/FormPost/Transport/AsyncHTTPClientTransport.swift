@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Multipart
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -9,7 +10,7 @@ import Synchronization
 
 /// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
 /// stream from the plan with a known `Content-Length`, or chunked when a stream part has
-/// no length. On plaintext HTTP/1.1 without a rate cap, on NIOPosix's event loops, file
+/// no length; a small body in memory (a form encoded in memory) goes as one buffer. On plaintext HTTP/1.1 without a rate cap, on NIOPosix's event loops, file
 /// parts go to the socket by `sendfile` (no copy through user space); otherwise — TLS,
 /// HTTP/2, a rate cap, Network.framework — everything is read into recycled buffers.
 /// Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
@@ -155,8 +156,13 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// One exchange: the response and the HTTP version it came in; a failure before any
     /// answer that allows sending the request again (on a possibly reused connection,
     /// `mayReuse`) is thrown as ``ConnectionClosedBeforeAnswer``.
+    ///
+    /// A body of at most 128 KiB in memory goes as one buffer through AsyncHTTPClient's own
+    /// `execute` (its progress counted when the answer begins), as does a body with a rate
+    /// cap, streamed; any other goes through the delegate API.
     private func exchange(_ request: TransportRequest, deadline: NIODeadline, mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
-        if let body = request.body, request.maxBytesPerSecond == nil {
+        let oneBuffer = request.maxBytesPerSecond == nil ? request.body.flatMap { Self.bytesInOneWrite($0.plan) } : nil
+        if let body = request.body, request.maxBytesPerSecond == nil, oneBuffer == nil {
             return try await sendThroughDelegate(request, body: body, deadline: deadline, mayReuse: mayReuse)
         }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
@@ -164,13 +170,22 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         outgoing.headers.add(contentsOf: HTTPHeaders(request.headers))
         if let body = request.body {
             outgoing.headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
-            let buffers = PlanByteBuffers(plan: body.plan, progress: request.progress, maxBytesPerSecond: request.maxBytesPerSecond)
-            outgoing.body = .stream(buffers, length: body.contentLength.map { .known($0) } ?? .unknown)
+            if let oneBuffer {
+                outgoing.body = .bytes(oneBuffer)
+            } else {
+                let buffers = PlanByteBuffers(plan: body.plan, progress: request.progress, maxBytesPerSecond: request.maxBytesPerSecond)
+                outgoing.body = .stream(buffers, length: body.contentLength.map { .known($0) } ?? .unknown)
+            }
         }
         var answered = false
         do {
             let response = try await client.execute(outgoing, deadline: deadline)
             answered = true
+            if let oneBuffer {
+                // Sent in one write, before the answer began.
+                request.progress.restart()
+                request.progress.add(oneBuffer.readableBytes)
+            }
             let collected = try await response.body.collect(upTo: request.maxResponseBytes)
             let uploadResponse = UploadResponse(
                 status: Int(response.status.code),
@@ -271,6 +286,20 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private static func streamNotTaken(_ error: any Error) -> Bool {
         guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return false }
         return closed.errorCode == .refusedStream || closed.errorCode == .cancel
+    }
+
+    /// The body of `plan` as one buffer, when it is small bytes in memory (at most
+    /// ``FileRegionBody/bufferSize``) and sending it is one write: AsyncHTTPClient's own
+    /// `execute` then sends it as it sends any buffer, without a delegate or a body pump.
+    private static func bytesInOneWrite(_ plan: BodyPlan) -> ByteBuffer? {
+        guard let length = plan.contentLength, length <= FileRegionBody.bufferSize else { return nil }
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(Int(length))
+        for segment in plan.segments {
+            guard case .bytes(let bytes) = segment else { return nil }
+            buffer.writeBytes(bytes)
+        }
+        return buffer
     }
 
     /// A version as curl names it: `2` for HTTP/2, `1.1`, `1.0`.
