@@ -17,8 +17,9 @@ long cmultipart_pread_cached(int descriptor, void *buffer, size_t count, int64_t
     do {
         result = preadv2(descriptor, &vector, 1, (off_t)offset, RWF_NOWAIT);
     } while (result < 0 && errno == EINTR);
-    /* Kernels or file systems without RWF_NOWAIT answer EOPNOTSUPP: read elsewhere. */
-    if (result < 0 && errno == EOPNOTSUPP) errno = EAGAIN;
+    /* Kernels or file systems without RWF_NOWAIT answer EOPNOTSUPP, kernels without preadv2
+       ENOSYS, a seccomp filter that forbids it EPERM: read elsewhere, as for bytes not cached. */
+    if (result < 0 && (errno == EOPNOTSUPP || errno == ENOSYS || errno == EPERM)) errno = EAGAIN;
     return (long)result;
 #else
     (void)descriptor; (void)buffer; (void)count; (void)offset;

@@ -14,7 +14,9 @@ import Multipart
 /// re-send it too, and the body is produced as its ``EncodingStrategy`` says. A request
 /// whose reused connection the server closed before any byte of an answer (a pooled
 /// connection it closed on its own keep-alive clock) is sent once more at once, as curl
-/// does, unless its body has a stream part (which may be a one-shot `InputStream`).
+/// does, and one that never reached an HTTP/2 server (a stream refused or dropped by a
+/// GOAWAY) up to 3 times — unless its body has a stream part (which may be a one-shot
+/// `InputStream`).
 public struct FormPostClient: Sendable {
     /// The transport that performs each exchange.
     public let transport: any UploadTransport
@@ -115,7 +117,7 @@ public struct FormPostClient: Sendable {
             let response: UploadResponse
             do {
                 response = try await transport.send(request)
-            } catch is ConnectionClosedBeforeAnswer where resendsAfterClose && resentAfterClose < ConnectionClosedBeforeAnswer.resends
+            } catch let closed as ConnectionClosedBeforeAnswer where resendsAfterClose && resentAfterClose < closed.resends
                         && ConnectionClosedBeforeAnswer.mayResend(request.body) {
                 // The keep-alive race (the server closed the pooled connection as the request
                 // went out), or an HTTP/2 stream the server did not take. Sent again at once,

@@ -158,10 +158,14 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// `mayReuse`) is thrown as ``ConnectionClosedBeforeAnswer``.
     ///
     /// A body of at most 128 KiB in memory goes as one buffer through AsyncHTTPClient's own
-    /// `execute` (its progress counted when the answer begins), as does a body with a rate
-    /// cap, streamed; any other goes through the delegate API.
+    /// `execute` (its progress counted when the answer begins), unless the exchange is a
+    /// resumable one; so does a body with a rate cap, streamed; any other goes through the
+    /// delegate API, whose progress counts what the connection wrote.
     private func exchange(_ request: TransportRequest, deadline: NIODeadline, mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
-        let oneBuffer = request.maxBytesPerSecond == nil ? request.body.flatMap { Self.bytesInOneWrite($0.plan) } : nil
+        // Not for a resumable exchange (which does not ask for resends): its stall watch must
+        // learn that the body is all written before the answer begins.
+        let oneBuffer = request.maxBytesPerSecond == nil && request.marksClosedBeforeAnswer
+            ? request.body.flatMap { Self.bytesInOneWrite($0.plan) } : nil
         if let body = request.body, request.maxBytesPerSecond == nil, oneBuffer == nil {
             return try await sendThroughDelegate(request, body: body, deadline: deadline, mayReuse: mayReuse)
         }
@@ -268,8 +272,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         #if canImport(Network)
         if case .posix(let code)? = NetworkFrameworkFailure(error) { closed = closed || code == ECONNRESET || code == EPIPE }
         #endif
-        let notTaken = streamNotTaken(error) || cancelledByThePool(error)
-        return (mayReuse && closed) || notTaken ? ConnectionClosedBeforeAnswer(error: translated) : translated
+        if streamNotTaken(error) || cancelledByThePool(error) { return ConnectionClosedBeforeAnswer(notTaken: translated) }
+        return mayReuse && closed ? ConnectionClosedBeforeAnswer(closed: translated) : translated
     }
 
     /// Whether AsyncHTTPClient cancelled the request itself, which it does, unsent, when its
