@@ -6,10 +6,9 @@ import Multipart
 /// own clock just as the request went out (Apache after 5 s idle, nginx after 75 s;
 /// AsyncHTTPClient keeps one 60 s). ``FormPostClient`` sends the request once more at once,
 /// on another connection (the closed one has left the pool), as curl does — whatever the
-/// caller's ``RetryPolicy`` — when its body can be produced again;
-/// otherwise, or when that fails too, it throws ``error``. A close before any answer on a
-/// connection that cannot have been pooled is thrown as itself: that server may have done
-/// the work.
+/// caller's ``RetryPolicy`` — when its body can be produced again; otherwise, or when that
+/// fails too, it throws ``error``. A close before any answer on a connection that cannot
+/// have been pooled is thrown as itself: that server may have done the work.
 ///
 /// A request that never reached an HTTP/2 server is marked so too, on any connection, and
 /// may be sent again up to 3 times (a resend may meet the next GOAWAY of a server that ends

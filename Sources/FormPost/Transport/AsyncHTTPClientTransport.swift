@@ -10,8 +10,9 @@ import Synchronization
 
 /// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
 /// stream from the plan with a known `Content-Length`, or chunked when a stream part has
-/// no length; a small body in memory (a form encoded in memory) goes as one buffer. On plaintext HTTP/1.1 without a rate cap, on NIOPosix's event loops, file
-/// parts go to the socket by `sendfile` (no copy through user space); otherwise — TLS,
+/// no length; a small body in memory (a form encoded in memory) goes as one buffer. On
+/// plaintext HTTP/1.1 without a rate cap, on NIOPosix's event loops, file parts go to the
+/// socket by `sendfile` (no copy through user space); otherwise — TLS,
 /// HTTP/2, a rate cap, Network.framework — everything is read into recycled buffers.
 /// Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
 ///

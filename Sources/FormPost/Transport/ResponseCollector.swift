@@ -6,8 +6,8 @@ import Synchronization
 /// Collects a response for AsyncHTTPClient's delegate API (status, headers, a body of at
 /// most `maxBytes`) and counts request body parts into `progress` as the connection
 /// writes them, telling `onPartSent` of each. When the status is 300 or more it calls
-/// `onFinalAnswer` once the answer's body has arrived (by its `Content-Length`, or 100 ms after the head without one), so
-/// the caller can stop a body the server will not read.
+/// `onFinalAnswer` once the answer's body has arrived (by its `Content-Length`, or 100 ms
+/// after the head without one), so the caller can stop a body the server will not read.
 final class ResponseCollector: HTTPClientResponseDelegate {
     /// What was received.
     struct Collected: Sendable {
