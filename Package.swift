@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Multipart", targets: ["Multipart"]),
+        .library(name: "MultipartFoundation", targets: ["MultipartFoundation"]),
         .library(name: "FormPost", targets: ["FormPost"]),
         .library(name: "FormPostServer", targets: ["FormPostServer"]),
         .executable(name: "formpost", targets: ["formpost"]),
@@ -18,7 +19,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // No default traits: "FullFoundation" would make Hummingbird load all of Foundation
+        // (and ICU) into every receiver; "ConfigurationSupport" brings swift-configuration.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
@@ -29,6 +32,12 @@ let package = Package(
     targets: [
         .target(name: "CMultipartSystem"),
         .target(name: "Multipart", dependencies: ["CMultipartSystem"]),
+        // What of Multipart needs all of Foundation (InputStream parts, NSNumber and
+        // property-list values): apart, so that Multipart itself needs FoundationEssentials only.
+        .target(name: "MultipartFoundation", dependencies: ["Multipart"]),
+        // SHA-256 and SHA-1 without Foundation: CryptoKit on Apple platforms, C elsewhere.
+        .target(name: "CFormPostDigests"),
+        .target(name: "FormPostDigests", dependencies: ["CFormPostDigests"]),
         // What the resumable-upload client and receiver share: field names and values of
         // tus 1.0 and of the IETF draft (structured fields), limits, metadata. Not a product.
         .target(
@@ -41,8 +50,7 @@ let package = Package(
         .target(
             name: "FormPost",
             dependencies: [
-                "Multipart", "ResumableHTTP",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "Multipart", "MultipartFoundation", "ResumableHTTP", "FormPostDigests",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -55,7 +63,7 @@ let package = Package(
         .target(
             name: "FormPostServer",
             dependencies: [
-                "Multipart", "ResumableHTTP",
+                "Multipart", "ResumableHTTP", "FormPostDigests",
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -64,24 +72,29 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "formpost",
             dependencies: [
-                "Multipart", "FormPost", "FormPostServer",
+                "Multipart", "MultipartFoundation", "FormPost", "FormPostServer", "FormPostDigests",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "MultipartTests", dependencies: ["Multipart"]),
+        // A Hummingbird app receiving uploads as users mount FormPostServer: an example, and
+        // what the footprint test runs (it must load no ICU, libcurl or libxml2).
+        .executableTarget(
+            name: "upload-receiver-app",
+            dependencies: ["FormPostServer", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Examples/UploadReceiverApp"
+        ),
+        .testTarget(name: "MultipartTests", dependencies: ["Multipart", "MultipartFoundation"]),
         .testTarget(name: "FormpostCommandTests", dependencies: ["formpost", "FormPost"]),
         // The README's Swift blocks, written here by scripts/readme-examples: compiled, not run.
         .testTarget(
@@ -97,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "FormPostTests",
             dependencies: [
-                "Multipart", "FormPost", "FormPostServer",
+                "Multipart", "MultipartFoundation", "FormPost", "FormPostServer", "FormPostDigests", "CFormPostDigests",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -2,6 +2,7 @@
 #include "CMultipartSystem.h"
 #include <string.h>
 #include <errno.h>
+#include <pthread.h>
 #if defined(__linux__)
 #include <sys/uio.h>
 #endif
@@ -25,5 +26,18 @@ long cmultipart_pread_cached(int descriptor, void *buffer, size_t count, int64_t
     (void)descriptor; (void)buffer; (void)count; (void)offset;
     errno = EAGAIN;
     return -1;
+#endif
+}
+
+void cmultipart_name_thread(const char *name) {
+#if defined(__APPLE__)
+    pthread_setname_np(name);
+#elif defined(__linux__)
+    char short_name[16];
+    strncpy(short_name, name, sizeof short_name - 1);
+    short_name[sizeof short_name - 1] = '\0';
+    pthread_setname_np(pthread_self(), short_name);
+#else
+    (void)name;
 #endif
 }

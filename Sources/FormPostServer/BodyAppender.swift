@@ -5,7 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Crypto
+import FormPostDigests
 import Hummingbird
 import NIOCore
 import NIOPosix
@@ -36,7 +36,7 @@ struct BodyAppender {
     /// offset, also after a failed write; every byte received goes to `checksum` (this
     /// request's). The descriptor is closed, whatever happens.
     func append(_ body: RequestBody, to descriptor: Int32, at offset: Int64, limit: Int64,
-                digest: inout SHA256?, checksum: inout ChecksumHasher?) async -> Outcome {
+                digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async -> Outcome {
         defer { close(descriptor) }
         var outcome = Outcome(offset: offset, cut: false, overflowed: false)
         var writer = PipelinedFileWriter(descriptor: descriptor, threadPool: threadPool, digest: digest)

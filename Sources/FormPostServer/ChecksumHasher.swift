@@ -1,16 +1,20 @@
-import Crypto
+import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ResumableHTTP
 
 /// The digest of one tus append's content, to compare with its `Upload-Checksum`.
 enum ChecksumHasher {
-    case sha256(SHA256)
-    case sha1(Insecure.SHA1)
+    case sha256(SHA256Hasher)
+    case sha1(SHA1Hasher)
 
     init(_ algorithm: TusChecksumAlgorithm) {
         switch algorithm {
-        case .sha256: self = .sha256(SHA256())
-        case .sha1: self = .sha1(Insecure.SHA1())
+        case .sha256: self = .sha256(SHA256Hasher())
+        case .sha1: self = .sha1(SHA1Hasher())
         }
     }
 

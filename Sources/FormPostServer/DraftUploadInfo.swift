@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What is kept of an upload of the IETF draft besides its bytes: what the request that
 /// created it targeted, the representation's length once known, and once complete the

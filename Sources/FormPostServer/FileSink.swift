@@ -5,8 +5,12 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Crypto
+import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Multipart
 import NIOCore
 import NIOPosix
@@ -26,7 +30,7 @@ package struct FileSink {
     private let descriptor: Int32
     private let mode: UInt16
     private let threadPool: NIOThreadPool
-    private var hasher = SHA256()
+    private var hasher = SHA256Hasher()
     private var writer: BatchedFileWriter
     private(set) var size: Int64 = 0
 

@@ -1,4 +1,4 @@
-import Crypto
+import FormPostDigests
 import Multipart
 import NIOCore
 
@@ -25,7 +25,7 @@ struct FormReceiptBuilder {
     private var field: [UInt8] = []
     private var fieldBytes: Int64 = 0
     private var fileSize: Int64 = 0
-    private var hasher: SHA256?
+    private var hasher: SHA256Hasher?
 
     init(configuration: ReceiverConfiguration) {
         self.configuration = configuration
@@ -40,7 +40,7 @@ struct FormReceiptBuilder {
         if head.filename != nil {
             filePartsBegun += 1
             fileSize = 0
-            hasher = SHA256()
+            hasher = SHA256Hasher()
         }
     }
 
@@ -65,12 +65,12 @@ struct FormReceiptBuilder {
 
     /// Takes out the current file part's hasher, to be updated beside the writes of its
     /// content; give it back with ``putHasher(_:)`` before the part ends.
-    mutating func takeHasher() -> SHA256? {
+    mutating func takeHasher() -> SHA256Hasher? {
         defer { hasher = nil }
         return hasher
     }
 
-    mutating func putHasher(_ hasher: SHA256?) {
+    mutating func putHasher(_ hasher: SHA256Hasher?) {
         self.hasher = hasher
     }
 

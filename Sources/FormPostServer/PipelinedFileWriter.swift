@@ -1,4 +1,4 @@
-import Crypto
+import FormPostDigests
 import NIOCore
 import NIOPosix
 
@@ -16,9 +16,9 @@ struct PipelinedFileWriter {
     /// What the writes did: touched by one job at a time (each job waits for the one
     /// before), and read by the writer once no job is in flight.
     private final class Progress: @unchecked Sendable {
-        var hasher: SHA256?
+        var hasher: SHA256Hasher?
         var written: Int64 = 0
-        init(_ hasher: SHA256?) { self.hasher = hasher }
+        init(_ hasher: SHA256Hasher?) { self.hasher = hasher }
     }
 
     /// What a finished writer wrote.
@@ -26,7 +26,7 @@ struct PipelinedFileWriter {
         /// How many bytes reached the file, in order; nothing after them was written.
         var bytes: Int64
         /// The running hash, over the bytes before and these (nil: none was kept).
-        var digest: SHA256?
+        var digest: SHA256Hasher?
         /// The failure that stopped the writes, if one did: what was taken after it was dropped.
         var failure: (any Error)?
     }
@@ -40,7 +40,7 @@ struct PipelinedFileWriter {
     private var failure: (any Error)?
 
     /// A writer to `descriptor` that goes on with `digest` (nil: no digest kept).
-    init(descriptor: Int32, threadPool: NIOThreadPool, digest: SHA256?) {
+    init(descriptor: Int32, threadPool: NIOThreadPool, digest: SHA256Hasher?) {
         self.descriptor = descriptor
         self.threadPool = threadPool
         self.progress = Progress(digest)

@@ -1,5 +1,9 @@
-import Crypto
+import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -233,7 +237,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// `PATCH`: appends at the upload's offset; with `Upload-Complete: ?1`, the last bytes.
     private func append(_ request: Request, id: String, channel: (any Channel)?, version: Int?) async throws -> Response {
         if DraftInterop.requiresPartialUploadType(version) {
-            let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingOptionalWhitespace().lowercased() }
             guard type == DraftInterop.partialUpload else {
                 throw DraftFailure(.unsupportedMediaType, "an append's Content-Type is \(DraftInterop.partialUpload)")
             }

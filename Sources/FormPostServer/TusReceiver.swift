@@ -5,8 +5,12 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Crypto
+import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -304,7 +308,7 @@ public struct TusReceiver: Sendable {
 
     /// Stores the complete upload `id`, whose SHA-256 `digest` covers every byte (or is
     /// read from its data when nil).
-    private func completeNow(_ id: String, info: TusUploadInfo, digest: SHA256?) async throws {
+    private func completeNow(_ id: String, info: TusUploadInfo, digest: SHA256Hasher?) async throws {
         let sha256 = digest.map { Hexadecimal.string($0.finalize()) }
         let receiver = self
         let done = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: sha256) }
@@ -445,7 +449,7 @@ public struct TusReceiver: Sendable {
     /// - Throws: ``TusFailure`` 400 when the override is no method.
     static func method(of request: Request) throws -> HTTPRequest.Method {
         guard request.method == .post, let override = request.headers[methodOverride] else { return request.method }
-        guard let method = HTTPRequest.Method(override.trimmingCharacters(in: .whitespaces)) else {
+        guard let method = HTTPRequest.Method(override.trimmingOptionalWhitespace()) else {
             throw TusFailure(.badRequest, "X-HTTP-Method-Override is not a method")
         }
         return method

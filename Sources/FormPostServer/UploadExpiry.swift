@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import NIOPosix
 import Synchronization
@@ -42,11 +46,7 @@ final class UploadExpiry: Sendable {
 
     /// When an upload created at `created` will be removed, as an HTTP date (tus's `Upload-Expires`).
     func httpDate(created: Double) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date(timeIntervalSince1970: created + Self.seconds(lifetime)))
+        HTTPDate.string(secondsSince1970: created + Self.seconds(lifetime))
     }
 
     /// The time between two background sweeps: 10 s, or half of ``idle`` when shorter.

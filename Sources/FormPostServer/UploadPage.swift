@@ -1,5 +1,9 @@
-import Crypto
+import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Hummingbird
 
 /// The page ``UploadServer`` answers at `GET /`: a form to upload files from a browser to
@@ -99,7 +103,7 @@ public enum UploadPage {
     }
 
     private static func digest(of text: String) -> String {
-        "sha256-" + Data(SHA256.hash(data: Data(text.utf8))).base64EncodedString()
+        "sha256-" + Data(SHA256Hasher.digest(of: Array(text.utf8))).base64EncodedString()
     }
 
     private static let style = #"""

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Hummingbird
 import Logging
 import Multipart
@@ -43,7 +47,7 @@ public struct UploadReceiver: Sendable {
 
     /// Answers one request.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = ContinuousClock.now
         let response: Response
         var received: Receipt?
         var bodyFinished = false
@@ -63,9 +67,10 @@ public struct UploadReceiver: Sendable {
             }
             if Self.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
         }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let elapsed = (ContinuousClock.now - started).components
+        let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         let bytes = received?.files.reduce(Int64(0)) { $0 + $1.size } ?? 0
-        logger.info("\(request.method) \(request.uri.path) \(response.status.code) files=\(received?.files.count ?? 0) fields=\(received?.fields.count ?? 0) file_bytes=\(bytes) seconds=\(String(format: "%.3f", seconds))")
+        logger.info("\(request.method) \(request.uri.path) \(response.status.code) files=\(received?.files.count ?? 0) fields=\(received?.fields.count ?? 0) file_bytes=\(bytes) seconds=\(milliseconds / 1000).\(String(String(1000 + milliseconds % 1000).dropFirst()))")
         return response
     }
 

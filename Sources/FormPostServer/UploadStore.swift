@@ -5,8 +5,12 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Crypto
+import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Multipart
 
 /// Resumable uploads on disk, under a hidden directory of the receiver's (`.tus/` for tus,
@@ -48,7 +52,7 @@ struct UploadStore: Sendable {
 
     /// A new random name: 32 hexadecimal digits.
     static func randomName() -> String {
-        UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        String(UUID().uuidString.lowercased().filter { $0 != "-" })
     }
 
     func infoPath(_ id: String) -> String { stateDirectory + "/" + id + ".json" }
@@ -253,7 +257,7 @@ struct UploadStore: Sendable {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot read an upload", errno: errno) }
         defer { close(descriptor) }
-        var hasher = SHA256()
+        var hasher = SHA256Hasher()
         var block = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let count = block.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// tus's checksum extension: an append carries `Upload-Checksum: ALGORITHM BASE64` of its
 /// content; the server appends nothing of it unless the content matches (460 otherwise).
@@ -9,7 +13,7 @@ package enum TusChecksumAlgorithm: String, CaseIterable, Sendable {
     /// The algorithms a `Tus-Checksum-Algorithm` value lists that are known here,
     /// strongest first.
     package static func offered(_ field: String?) -> [TusChecksumAlgorithm] {
-        let names = Set((field ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let names = Set((field ?? "").split(separator: ",").map { $0.trimmingOptionalWhitespace().lowercased() })
         return allCases.filter { names.contains($0.rawValue) }
     }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// tus's `Upload-Metadata`: comma-separated pairs of a key and a base64 value.
 package enum TusMetadata {

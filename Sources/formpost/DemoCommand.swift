@@ -1,5 +1,5 @@
 import ArgumentParser
-import Crypto
+import FormPostDigests
 import Foundation
 import FormPost
 import FormPostServer
@@ -132,8 +132,8 @@ enum SampleFiles {
     static func sha256(of path: String) throws -> String {
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
         defer { try? handle.close() }
-        var hasher = SHA256()
-        while let chunk = try handle.read(upToCount: 4 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        var hasher = SHA256Hasher()
+        while let chunk = try handle.read(upToCount: 4 << 20), !chunk.isEmpty { chunk.withUnsafeBytes { hasher.update(bufferPointer: $0) } }
         return Hexadecimal.string(hasher.finalize())
     }
 

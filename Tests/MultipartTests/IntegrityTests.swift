@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Multipart
+import MultipartFoundation
 
 @Suite("Integrity and errors")
 struct IntegrityTests {

@@ -53,7 +53,7 @@ SYSTEM_MODULES = {
     "WASILibc": _on(), "CRT": _on(),
     "Darwin": _on(*APPLE), "ObjectiveC": _on(*APPLE), "CoreFoundation": _on(*APPLE, unknown=(LINUX,)),
     "Network": _on(*APPLE), "Security": _on(*APPLE), "os": _on(*APPLE), "Combine": _on(*APPLE),
-    "CFNetwork": _on(*APPLE), "SystemConfiguration": _on(*APPLE, unknown=("watchOS",)),
+    "CFNetwork": _on(*APPLE), "CryptoKit": _on(*APPLE), "SystemConfiguration": _on(*APPLE, unknown=("watchOS",)),
     "AppKit": _on("macOS"), "UIKit": _on("iOS", "tvOS", "visionOS", unknown=("watchOS",)),
     "WatchKit": _on("watchOS"),
 }

@@ -13,4 +13,7 @@ const void *_Nullable cmultipart_memmem(const void *_Nonnull haystack, size_t ha
 /// returns -1 with errno EAGAIN (the caller reads off its thread instead).
 long cmultipart_pread_cached(int descriptor, void *_Nonnull buffer, size_t count, int64_t offset);
 
+/// Names the calling thread for debuggers and `top -H` (Linux keeps the first 15 bytes).
+void cmultipart_name_thread(const char *_Nonnull name);
+
 #endif

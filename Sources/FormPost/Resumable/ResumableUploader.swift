@@ -1,4 +1,4 @@
-import Crypto
+import FormPostDigests
 import Foundation
 import HTTPTypes
 import Multipart
@@ -193,7 +193,7 @@ public struct ResumableUploader: Sendable {
     static func identity(of form: MultipartForm) throws -> String {
         var probe = form
         probe.boundary = try Boundary(identityBoundary)
-        var hasher = SHA256()
+        var hasher = SHA256Hasher()
         try probe.plan().feedIdentity { hasher.update(bufferPointer: $0) }
         return Hexadecimal.string(hasher.finalize())
     }

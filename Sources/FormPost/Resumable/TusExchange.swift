@@ -1,4 +1,4 @@
-import Crypto
+import FormPostDigests
 import Foundation
 import HTTPTypes
 import Multipart
@@ -147,17 +147,17 @@ final class TusExchange: ResumableExchange {
         let reader = plan.makeChunkReader(chunkSize: 1 << 20)
         switch algorithm {
         case .sha256:
-            var hasher = SHA256()
+            var hasher = SHA256Hasher()
             while let chunk = try await reader.next() {
                 try Task.checkCancellation()
-                hasher.update(data: chunk)
+                chunk.withUnsafeBytes { hasher.update(bufferPointer: $0) }
             }
             return Data(hasher.finalize()).base64EncodedString()
         case .sha1:
-            var hasher = Insecure.SHA1()
+            var hasher = SHA1Hasher()
             while let chunk = try await reader.next() {
                 try Task.checkCancellation()
-                hasher.update(data: chunk)
+                chunk.withUnsafeBytes { hasher.update(bufferPointer: $0) }
             }
             return Data(hasher.finalize()).base64EncodedString()
         }

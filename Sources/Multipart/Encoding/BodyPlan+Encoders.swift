@@ -5,7 +5,11 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension BodyPlan {
     /// The whole body in memory. With a known length it is produced into a single
@@ -100,16 +104,16 @@ extension BodyPlan {
         }
     }
 
-    /// Writes the body through `handle`, an open file, device, pipe or socket, from its
-    /// current position; the handle stays open. This is how `curl -o` writes: a device stays
-    /// a device, a symbolic link still points where it did, a FIFO's reader gets the bytes.
-    /// A reader that is slow or gone blocks a thread of the encoders' own, never the Swift
-    /// concurrency pool.
+    /// Writes the body through `descriptor`, an open file, device, pipe or socket, from its
+    /// current position; the descriptor stays open. This is how `curl -o` writes: a device
+    /// stays a device, a symbolic link still points where it did, a FIFO's reader gets the
+    /// bytes. A reader that is slow or gone blocks a thread of the encoders' own, never the
+    /// Swift concurrency pool. (MultipartFoundation adds the same for a `FileHandle`.)
     ///
     /// - Throws: ``MultipartError/outputFailed(path:errno:)`` (the path given as
     ///   `descriptor N`), or any error producing the body.
-    public func write(to handle: FileHandle) async throws {
-        try await write(to: SystemFile(descriptor: handle.fileDescriptor), name: "descriptor \(handle.fileDescriptor)")
+    public func write(toDescriptor descriptor: Int32) async throws {
+        try await write(to: SystemFile(descriptor: descriptor), name: "descriptor \(descriptor)")
     }
 
     private func write(to output: SystemFile, name: String) async throws {

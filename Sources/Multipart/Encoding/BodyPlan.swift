@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A form's body as a list of segments, with its exact length known before a byte is produced.
 ///

@@ -1,9 +1,7 @@
-import Foundation
-import Synchronization
-
 /// Where a stream part's bytes come from: a factory of async sequences, or a one-shot
-/// Foundation `InputStream`. Each call to ``makeIterator(part:)`` starts the content over.
-struct ByteStreamSource: Sendable {
+/// source such as MultipartFoundation's `InputStream`. Each call to ``makeIterator(part:)``
+/// starts the content over.
+package struct ByteStreamSource: Sendable {
     let length: Int64?
     private let factory: @Sendable (PartLabel) throws -> any ByteChunkIterator
 
@@ -12,10 +10,10 @@ struct ByteStreamSource: Sendable {
         self.factory = { _ in AsyncSequenceChunkIterator(makeStream().makeAsyncIterator()) }
     }
 
-    init(inputStream: InputStream, length: Int64) {
+    /// A source whose iterators `factory` makes (it may refuse a second one).
+    package init(length: Int64?, factory: @escaping @Sendable (PartLabel) throws -> any ByteChunkIterator) {
         self.length = length
-        let box = OneShotInputStream(inputStream)
-        self.factory = { part in try box.take(part: part) }
+        self.factory = factory
     }
 
     func makeIterator(part: PartLabel) throws -> any ByteChunkIterator {
@@ -24,7 +22,8 @@ struct ByteStreamSource: Sendable {
 }
 
 /// Yields a stream part's content chunk by chunk; nil at the end.
-protocol ByteChunkIterator: AnyObject {
+package protocol ByteChunkIterator: AnyObject {
+    /// The next chunk of `part`'s content, or nil at its end.
     func next(part: PartLabel) async throws -> [UInt8]?
 }
 
@@ -41,59 +40,5 @@ final class AsyncSequenceChunkIterator<Base: AsyncIteratorProtocol>: ByteChunkIt
         } catch {
             throw MultipartError.streamFailed(part: part, reason: String(describing: error))
         }
-    }
-}
-
-/// Hands out its `InputStream` once; a second request is an error.
-final class OneShotInputStream: Sendable {
-    private let stream: Mutex<InputStreamBox?>
-
-    init(_ stream: InputStream) {
-        self.stream = Mutex(InputStreamBox(stream))
-    }
-
-    func take(part: PartLabel) throws -> any ByteChunkIterator {
-        let taken = stream.withLock { box -> InputStreamBox? in
-            defer { box = nil }
-            return box
-        }
-        guard let taken else { throw MultipartError.streamAlreadyConsumed(part: part) }
-        return InputStreamChunkIterator(taken.stream)
-    }
-}
-
-/// Carries a non-Sendable `InputStream` into the one task that reads it.
-struct InputStreamBox: @unchecked Sendable {
-    let stream: InputStream
-    init(_ stream: InputStream) { self.stream = stream }
-}
-
-/// Reads an `InputStream` in 256 KiB chunks. Never calls `streamError`, which
-/// swift-corelibs-foundation does not implement.
-final class InputStreamChunkIterator: ByteChunkIterator {
-    private let stream: InputStream
-    private var opened = false
-
-    init(_ stream: InputStream) { self.stream = stream }
-
-    func next(part: PartLabel) async throws -> [UInt8]? {
-        if !opened {
-            opened = true
-            if stream.streamStatus == .notOpen { stream.open() }
-        }
-        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
-        let count = chunk.withUnsafeMutableBufferPointer { buffer in
-            stream.read(buffer.baseAddress!, maxLength: buffer.count)
-        }
-        if count < 0 {
-            stream.close()
-            throw MultipartError.streamFailed(part: part, reason: "the input stream reported a read error")
-        }
-        if count == 0 {
-            stream.close()
-            return nil
-        }
-        chunk.removeSubrange(count...)
-        return chunk
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Encodes any `Encodable` value into a ``FormValue`` tree, for ``MultipartForm/append(encodable:)``.
 ///

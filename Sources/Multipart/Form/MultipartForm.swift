@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A `multipart/form-data` form: parts in the order they were appended, and a boundary.
 ///
@@ -117,14 +121,6 @@ public struct MultipartForm: Sendable {
         append(headers: Self.headers(name: name, filename: filename, mimeType: type, extra: extra), body: .stream(length: length, makeStream))
     }
 
-    /// Appends a part read once from a Foundation `InputStream` of `length` bytes (parity with
-    /// Alamofire's `append(_:withLength:name:fileName:mimeType:)`). Producing the body a second
-    /// time fails with ``MultipartError/streamAlreadyConsumed(part:)``.
-    public mutating func append(name: String, inputStream: InputStream, length: Int64, filename: String? = nil, mimeType: String? = nil, headers extra: [HeaderField] = []) {
-        let type = mimeType ?? filename.map(MIMEType.forFilename)
-        append(headers: Self.headers(name: name, filename: filename, mimeType: type, extra: extra), body: .inputStream(inputStream, length: length))
-    }
-
     /// Appends nested parameters as text fields, flattened the AFNetworking way (see ``FormValue``):
     /// `["user": ["name": "Ann"], "tags": ["a", "b"]]` becomes the fields
     /// `tags[]=a`, `tags[]=b`, `user[name]=Ann` — dictionary keys sorted, arrays as `key[]`.
@@ -180,7 +176,7 @@ public struct MultipartForm: Sendable {
         }
     }
 
-    static func headers(name: String, filename: String?, mimeType: String?, extra: [HeaderField]) -> [HeaderField] {
+    package static func headers(name: String, filename: String?, mimeType: String?, extra: [HeaderField]) -> [HeaderField] {
         var headers = [HeaderField(unchecked: "Content-Disposition", value: ContentDisposition.formData(name: name, filename: filename))]
         if let mimeType {
             headers.append(HeaderField(unchecked: "Content-Type", value: ContentDisposition.escape(mimeType)))

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The content of one part: bytes in memory, a file on disk, or a stream.
 ///
@@ -40,11 +44,9 @@ public struct PartBody: Sendable {
         PartBody(storage: .stream(ByteStreamSource(length: length, makeStream)))
     }
 
-    /// Content read once from a Foundation `InputStream` of `length` bytes, for parity
-    /// with Alamofire and AFNetworking. The stream is a one-shot source: producing the body
-    /// a second time fails with ``MultipartError/streamAlreadyConsumed(part:)``.
-    public static func inputStream(_ stream: InputStream, length: Int64) -> PartBody {
-        PartBody(storage: .stream(ByteStreamSource(inputStream: stream, length: length)))
+    /// Content from `source` (MultipartFoundation's `InputStream` parts).
+    package static func stream(_ source: ByteStreamSource) -> PartBody {
+        PartBody(storage: .stream(source))
     }
 
     /// The content's length in bytes, when known before the body is produced.

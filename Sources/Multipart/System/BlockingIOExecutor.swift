@@ -1,5 +1,3 @@
-import Foundation
-
 /// Where the encoders run their blocking file I/O: threads of their own, never the Swift
 /// concurrency pool, whose few threads (one per core) every other task of the process needs.
 /// A write to a full pipe, a read from a slow disk or a stalled network file system then
@@ -19,17 +17,17 @@ package final class BlockingIOExecutor: TaskExecutor, @unchecked Sendable {
 
     /// The most threads running at once.
     let maximumThreads: Int
-    /// How long a thread waits for a job before it ends.
-    let idleLifetime: TimeInterval
+    /// How long a thread waits for a job before it ends, in seconds.
+    let idleLifetime: Double
 
     // Guarded by `condition`.
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var pending: [UnownedJob] = []
     private var nextPending = 0
     private var threads = 0
     private var idleThreads = 0
 
-    init(maximumThreads: Int = 64, idleLifetime: TimeInterval = 10) {
+    init(maximumThreads: Int = 64, idleLifetime: Double = 10) {
         self.maximumThreads = maximumThreads
         self.idleLifetime = idleLifetime
     }
@@ -42,10 +40,11 @@ package final class BlockingIOExecutor: TaskExecutor, @unchecked Sendable {
         if startThread { threads += 1 }
         condition.signal()
         condition.unlock()
-        if startThread {
-            let thread = Thread { [self] in work() }
-            thread.name = "Multipart blocking I/O"
-            thread.start()
+        if startThread, !DetachedThread.start(name: "multipart-io", { [self] in work() }) {
+            // No thread now: the job waits for a running one, or for the next job's thread.
+            condition.lock()
+            threads -= 1
+            condition.unlock()
         }
     }
 
@@ -66,7 +65,7 @@ package final class BlockingIOExecutor: TaskExecutor, @unchecked Sendable {
         defer { condition.unlock() }
         while nextPending == pending.count {
             idleThreads += 1
-            let signalled = condition.wait(until: Date(timeIntervalSinceNow: idleLifetime))
+            let signalled = condition.wait(seconds: idleLifetime)
             idleThreads -= 1
             if !signalled && nextPending == pending.count {
                 threads -= 1

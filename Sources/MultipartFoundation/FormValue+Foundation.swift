@@ -1,4 +1,5 @@
 import Foundation
+import Multipart
 
 extension FormValue {
     /// The value of a Foundation object graph, as `JSONSerialization` produces and
