@@ -1,6 +1,12 @@
 #!/usr/bin/env python3
 """Load test of `formpost serve` (Python 3 standard library only); scripts/serve-load runs it.
 
+With `--reference COMMAND`, every row runs against that receiver too, in the same run,
+right after `formpost serve`'s: any server that stores multipart uploads sent to
+`POST /upload` and answers formpost's receipts (COMMAND's `{port}` and `{dir}` are
+replaced by a free port and the storage directory), e.g. the package's own
+upload-receiver-app or a Go net/http receiver.
+
 Two rows, each against a fresh server (so its peak RSS belongs to that row):
   large  200 uploads of one file part each, sizes seeded-random over 1-32 MiB
   small  2,000 forms of 10 text fields and one 4 KiB file part
@@ -8,7 +14,8 @@ sent from 16 client threads, each on one persistent HTTP/1.1 connection. Every b
 built here (random boundary, Content-Length); file contents are slices of one random
 buffer made once, so the client spends its time sending. Every receipt is checked (size
 and SHA-256 of the file, the fields), then the storage directory: exactly one stored file
-per upload, named as its receipt's storedAs, with the SHA-256 that was sent.
+per upload, named as its receipt's storedAs, with the SHA-256 that was sent (the
+receiver's own state directories, `.tus` and `.resumable`, are not uploads).
 
 One JSON line per row on stdout; details of anything wrong on stderr; exit status 1 if
 anything did not match.
@@ -23,8 +30,10 @@ import os
 import random
 import re
 import secrets
+import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -63,22 +72,51 @@ def build_body(upload, pool):
     return (bytes(head), data, tail), f"multipart/form-data; boundary={boundary}"
 
 
-class Server:
-    """`formpost serve --port 0` on a directory of its own; its log goes to a file."""
+def free_port():
+    """A TCP port of 127.0.0.1 nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
-    def __init__(self, binary, directory, log_path, pid_path):
+
+class Server:
+    """`formpost serve --port 0` on a directory of its own (or, with a `reference` command,
+    that command on a free port); its log goes to a file."""
+
+    def __init__(self, binary, directory, log_path, pid_path, reference=None):
         self.log_path = log_path
         self.pid_path = pid_path
         self.log = open(log_path, "wb")
-        self.process = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--port", "0", "--dir", directory],
-                                        stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+        if reference:
+            os.makedirs(directory, exist_ok=True)
+            self.port = free_port()
+            command = shlex.split(reference.replace("{port}", str(self.port)).replace("{dir}", directory))
+        else:
+            command = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--dir", directory]
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         with open(pid_path, "w") as f:
             f.write(f"{self.process.pid}\n")
         try:
-            self.port = self._wait_for_port()
+            if reference:
+                self._wait_for_listener()
+            else:
+                self.port = self._wait_for_port()
         except BaseException:
             self.stop()
             raise
+
+    def _wait_for_listener(self):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"the reference exited with status {self.process.returncode}: "
+                                       + open(self.log_path, errors="replace").read())
+                time.sleep(0.02)
+        raise RuntimeError(f"the reference did not listen on port {self.port} within 60 s")
 
     def _wait_for_port(self):
         deadline = time.monotonic() + 60
@@ -166,7 +204,7 @@ class Client(threading.Thread):
             started = time.perf_counter()
             try:
                 c = self.connection
-                c.putrequest("POST", "/load", skip_accept_encoding=True)
+                c.putrequest("POST", "/upload", skip_accept_encoding=True)
                 c.putheader("Content-Type", content_type)
                 c.putheader("Content-Length", str(length))
                 c.endheaders(head)
@@ -246,7 +284,7 @@ def check(uploads, directory, problems):
     duplicates = sum(len(v) - 1 for v in stored.values())
     if duplicates:
         problems.append(f"{duplicates} receipts name a storedAs another receipt names too")
-    names = set(os.listdir(directory))
+    names = {n for n in os.listdir(directory) if not (n in (".tus", ".resumable") and os.path.isdir(os.path.join(directory, n)))}
     unexpected = names - set(stored)
     if unexpected:
         problems.append(f"{len(unexpected)} files in {directory} that no receipt names, e.g. {sorted(unexpected)[:3]}")
@@ -267,9 +305,12 @@ def check(uploads, directory, problems):
     return matching, len(names), duplicates
 
 
-def run_row(workload, uploads, clients, binary, work, pool):
-    directory = os.path.join(work, f"{workload}-files")
-    server = Server(binary, directory, os.path.join(work, f"{workload}-server.log"), os.path.join(work, "server.pid"))
+def run_row(workload, uploads, clients, binary, work, pool, reference=None):
+    for upload in uploads:
+        upload.latency = upload.error = upload.receipt = None
+    name = "reference" if reference else "formpost"
+    directory = os.path.join(work, f"{workload}-{name}-files")
+    server = Server(binary, directory, os.path.join(work, f"{workload}-{name}-server.log"), os.path.join(work, "server.pid"), reference)
     try:
         lock = threading.Lock()
         retries = []
@@ -298,6 +339,7 @@ def run_row(workload, uploads, clients, binary, work, pool):
     total = sum(u.body_length for u in uploads)
     line = {
         "workload": workload,
+        "server": name,
         "uploads": len(uploads),
         "concurrency": clients,
         "total_bytes": total,
@@ -344,6 +386,7 @@ def main():
     parser.add_argument("--small", type=int, default=2000, help="forms of 10 fields + a 4 KiB file (default 2000; 0 skips)")
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients, each on one connection (default 16)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the sizes and offsets (default 1)")
+    parser.add_argument("--reference", help="a receiver to run each row against too: a command with {port} and {dir}")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
@@ -371,10 +414,12 @@ def main():
             upload.sha256 = digest
 
     ok = True
-    if large:
-        ok &= run_row("large", large, args.clients, args.binary, args.work, pool)
-    if small:
-        ok &= run_row("small", small, args.clients, args.binary, args.work, pool)
+    for workload, uploads in (("large", large), ("small", small)):
+        if not uploads:
+            continue
+        ok &= run_row(workload, uploads, args.clients, args.binary, args.work, pool)
+        if args.reference:
+            ok &= run_row(workload, uploads, args.clients, args.binary, args.work, pool, args.reference)
     sys.exit(0 if ok else 1)
 
 
