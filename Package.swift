@@ -11,8 +11,11 @@ let package = Package(
         .library(name: "Multipart", targets: ["Multipart"]),
         .library(name: "MultipartFoundation", targets: ["MultipartFoundation"]),
         .library(name: "FormPost", targets: ["FormPost"]),
+        .library(name: "FormPostFoundation", targets: ["FormPostFoundation"]),
+        .library(name: "FormPostURLSession", targets: ["FormPostURLSession"]),
         .library(name: "FormPostServer", targets: ["FormPostServer"]),
         .executable(name: "formpost", targets: ["formpost"]),
+        .executable(name: "formpost-urlsession", targets: ["formpost-urlsession"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -50,7 +53,7 @@ let package = Package(
         .target(
             name: "FormPost",
             dependencies: [
-                "Multipart", "MultipartFoundation", "ResumableHTTP", "FormPostDigests",
+                "Multipart", "ResumableHTTP", "FormPostDigests",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -60,6 +63,12 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]
         ),
+        // What of FormPost needs all of Foundation: JSONSerialization, property lists and
+        // XML (FoundationXML) for parameters and responses, InputStream bodies. Apart, so that
+        // FormPost itself needs FoundationEssentials only.
+        .target(name: "FormPostFoundation", dependencies: ["FormPost", "Multipart", "MultipartFoundation"]),
+        // The URLSession transport, which brings FoundationNetworking (libcurl on Linux).
+        .target(name: "FormPostURLSession", dependencies: ["FormPost", "Multipart"]),
         .target(
             name: "FormPostServer",
             dependencies: [
@@ -75,10 +84,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "formpost",
+        // The command's code, shared by its two executables.
+        .target(
+            name: "FormpostCommand",
             dependencies: [
-                "Multipart", "MultipartFoundation", "FormPost", "FormPostServer", "FormPostDigests",
+                "Multipart", "FormPost", "FormPostServer", "FormPostDigests",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -87,6 +97,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `formpost`. On Linux it loads no FoundationNetworking: `--transport urlsession`
+        // hands the command to `formpost-urlsession`; on Apple platforms it has URLSession itself.
+        .executableTarget(
+            name: "formpost",
+            dependencies: [
+                "FormpostCommand",
+                .target(name: "FormPostURLSession", condition: .when(platforms: [.macOS, .iOS, .tvOS, .visionOS, .macCatalyst])),
+            ]
+        ),
+        .executableTarget(name: "formpost-urlsession", dependencies: ["FormpostCommand", "FormPostURLSession"]),
         // A Hummingbird app receiving uploads as users mount FormPostServer: an example, and
         // what the footprint test runs (it must load no ICU, libcurl or libxml2).
         .executableTarget(
@@ -95,7 +115,7 @@ let package = Package(
             path: "Examples/UploadReceiverApp"
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart", "MultipartFoundation"]),
-        .testTarget(name: "FormpostCommandTests", dependencies: ["formpost", "FormPost"]),
+        .testTarget(name: "FormpostCommandTests", dependencies: ["FormpostCommand", "FormPost"]),
         // The README's Swift blocks, written here by scripts/readme-examples: compiled, not run.
         .testTarget(
             name: "ReadmeExamples",
@@ -110,7 +130,8 @@ let package = Package(
         .testTarget(
             name: "FormPostTests",
             dependencies: [
-                "Multipart", "MultipartFoundation", "FormPost", "FormPostServer", "FormPostDigests", "CFormPostDigests",
+                "Multipart", "MultipartFoundation", "FormPost", "FormPostFoundation", "FormPostURLSession", "FormPostServer",
+                "FormPostDigests", "CFormPostDigests",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Multipart
 
 /// Uploads forms, files, bytes and streams over HTTP.
@@ -46,7 +50,7 @@ public struct FormPostClient: Sendable {
             request.body = .bytes(try await plan.encodedBytes(), contentType: plan.contentType)
             return try await send(request, options: options, progress: progress)
         case .temporaryFile:
-            let path = NSTemporaryDirectory() + "formpost-\(UUID().uuidString).multipart"
+            let path = FileManager.default.temporaryDirectory.path + "/formpost-\(UUID().uuidString).multipart"
             defer { try? FileManager.default.removeItem(atPath: path) }
             try await plan.write(toFile: path)
             request.body = try RequestBody.file(path: path, contentType: plan.contentType)

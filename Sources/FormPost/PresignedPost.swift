@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Multipart
 
 /// An S3-compatible presigned POST: the URL and fields a service handed out. The fields

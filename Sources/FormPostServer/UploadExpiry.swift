@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import ResumableHTTP
 import NIOPosix
 import Synchronization
 

@@ -3,6 +3,8 @@ import Testing
 import Multipart
 import NIOCore
 @testable import FormPost
+import FormPostFoundation
+@testable import FormPostURLSession
 @testable import FormPostServer
 
 @Suite("Blocking file I/O stays off the Swift concurrency pool")

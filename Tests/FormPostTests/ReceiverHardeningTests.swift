@@ -5,6 +5,8 @@ import Glibc
 import Darwin
 #endif
 import FormPost
+import FormPostFoundation
+import FormPostURLSession
 import FormPostServer
 import Logging
 import Multipart

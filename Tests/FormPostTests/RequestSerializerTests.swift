@@ -1,5 +1,7 @@
 import Foundation
 import FormPost
+import FormPostFoundation
+import FormPostURLSession
 import Multipart
 import Testing
 

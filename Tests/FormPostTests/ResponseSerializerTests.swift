@@ -1,5 +1,7 @@
 import Foundation
 import FormPost
+import FormPostFoundation
+import FormPostURLSession
 import Multipart
 import Testing
 #if canImport(FoundationXML)
@@ -178,5 +180,18 @@ struct ResponseSerializerTests {
         #expect(try responses[1].validate(contentTypes: ["image/*"]).status == 200)
         #expect(throws: UploadError.self) { try responses[1].validate(contentTypes: ["text/*"]) }
         #expect(try responses[1].serialized(by: DataResponseSerializer(validation: ResponseValidation(contentTypes: ["*/*"]))) == [UInt8]([0x89]))
+    }
+
+    @Test("Windows-1252 without ICU reads every byte as Foundation with ICU does, and the bytes it leaves undefined as C1 controls")
+    func windows1252WithoutICU() throws {
+        for byte in UInt8.min...UInt8.max {
+            let ours = Windows1252.decode([byte])
+            if [0x81, 0x8D, 0x8F, 0x90, 0x9D].contains(byte) {
+                #expect(ours.unicodeScalars.map(\.value) == [UInt32(byte)])
+            } else {
+                #expect(ours == String(data: Data([byte]), encoding: .windowsCP1252), "byte \(byte)")
+            }
+        }
+        #expect(Windows1252.decode([0x63, 0x61, 0x66, 0xE9, 0x20, 0x80, 0x93, 0x94]) == "café €“”")
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
 import FormPost
+import FormPostFoundation
+import FormPostURLSession
 @testable import FormPostServer
 import Multipart
 import NIOCore

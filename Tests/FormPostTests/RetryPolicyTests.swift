@@ -22,6 +22,21 @@ struct RetryPolicyTests {
         #expect(policy.delay(attempt: 1, status: 500, retryAfter: "1", now: now) == nil)
     }
 
+    @Test("Retry-After as an HTTP date in any of its three forms; a date that does not exist is no date")
+    func retryAfterDateForms() throws {
+        let now = try #require(ISO8601DateFormatter().date(from: "2026-11-22T12:00:00Z"))
+        let patient = RetryPolicy(maxRetries: 1, baseDelay: .milliseconds(500), maxDelay: .seconds(3600))
+        for value in ["Sun, 22 Nov 2026 12:00:30 GMT", "Sunday, 22-Nov-26 12:00:30 GMT", "Sun Nov 22 12:00:30 2026", " Sun, 22 Nov 2026 12:00:30 GMT\t"] {
+            #expect(patient.delay(attempt: 1, status: 503, retryAfter: value, now: now) == .seconds(30), "Retry-After: \(value)")
+        }
+        #expect(patient.delay(attempt: 1, status: 503, retryAfter: "Mon, 01 Jan 2029 00:00:00 GMT", now: now) == .seconds(3600))
+        // Not dates: the back-off applies.
+        for value in ["Sun, 31 Feb 2026 12:00:00 GMT", "Sun, 22 Nov 2026 24:00:00 GMT", "Sun, 22 Foo 2026 12:00:00 GMT",
+                      "Sun, 22 Nov 2026 12:00:00 CET", "22 Nov 2026", "Sun, 2 Nov 2026 12:00:00 GMT", ""] {
+            #expect(patient.delay(attempt: 1, status: 503, retryAfter: value, now: now) == .milliseconds(500), "Retry-After: \(value)")
+        }
+    }
+
     @Test("absurd Retry-After values and attempts give the cap, never a trap")
     func absurdValues() {
         for value in ["1e30", "inf", "nan", "99999999999999999999"] {

@@ -6,6 +6,8 @@ import FoundationNetworking
 import Glibc
 #endif
 @testable import FormPost
+import FormPostFoundation
+@testable import FormPostURLSession
 import FormPostServer
 import Multipart
 import Synchronization

@@ -1,13 +1,13 @@
 import Foundation
 @testable import FormPost
-@testable import formpost
+@testable import FormpostCommand
 import Testing
 
 /// The command's exit codes for failures as Network.framework reports them (Apple
 /// platforms): the same as curl's, as for NIOPosix's errors.
 @Suite struct ExitStatusTests {
     @Test func networkFrameworkFailuresExitAsCurlDoes() {
-        func status(_ failure: NetworkFrameworkFailure) -> formpost.ExitStatus { formpost.ExitStatus.forError(failure.error(host: "h", port: 1)) }
+        func status(_ failure: NetworkFrameworkFailure) -> FormpostCommand.ExitStatus { FormpostCommand.ExitStatus.forError(failure.error(host: "h", port: 1)) }
         #expect(status(.posix(ECONNREFUSED)) == .cannotConnect)
         #expect(status(.posix(ENETUNREACH)) == .cannotConnect)
         #expect(status(.posix(ETIMEDOUT)) == .timedOut)
@@ -18,6 +18,6 @@ import Testing
     }
 
     @Test func unsupportedConfigurationIsAUsageError() {
-        #expect(formpost.ExitStatus.forError(UploadError.unsupportedConfiguration("x")) == formpost.ExitStatus.usage)
+        #expect(FormpostCommand.ExitStatus.forError(UploadError.unsupportedConfiguration("x")) == FormpostCommand.ExitStatus.usage)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import formpost
+@testable import FormpostCommand
 
 @Suite("curl -F syntax")
 struct FormArgumentTests {

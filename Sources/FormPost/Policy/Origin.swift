@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A URL's origin: scheme, host (case-insensitive) and port (the scheme's default when
 /// absent). Credentials stay within one across redirects; a connection pool keys its

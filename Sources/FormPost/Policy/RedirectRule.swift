@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What to do with a redirect, as browsers do: 307 and 308 repeat the method and the
 /// body; 303 turns into GET without a body (HEAD stays HEAD); 301 and 302 turn a POST

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import ResumableHTTP
 
 /// When a request is sent again: after a connection failure before any response, and on
 /// 503 or 429, waiting as `Retry-After` says (seconds or an HTTP date) or backing off.
@@ -28,17 +33,13 @@ public struct RetryPolicy: Sendable, Equatable {
         if let retryAfter, let seconds = Self.parseRetryAfter(retryAfter, now: now) {
             return seconds.isFinite ? .seconds(min(max(0, seconds), maxDelay.inSeconds)) : maxDelay
         }
-        return .seconds(min(baseDelay.inSeconds * pow(2, Double(attempt - 1)), maxDelay.inSeconds))
+        return .seconds(min(baseDelay.inSeconds * Double(sign: .plus, exponent: attempt - 1, significand: 1), maxDelay.inSeconds))
     }
 
-    /// Seconds from a `Retry-After` value: delta-seconds or an IMF-fixdate.
+    /// Seconds from a `Retry-After` value: delta-seconds or an HTTP date.
     static func parseRetryAfter(_ value: String, now: Date) -> Double? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingOptionalWhitespace()
         if let seconds = Double(trimmed) { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: trimmed).map { $0.timeIntervalSince(now) }
+        return HTTPDate.secondsSince1970(parsing: trimmed).map { $0 - now.timeIntervalSince1970 }
     }
 }

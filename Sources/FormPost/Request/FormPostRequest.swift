@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One HTTP request as the client sends it: multipart uploads, parameter requests and raw
 /// bodies alike, so retries, redirects and progress behave the same for all of them.

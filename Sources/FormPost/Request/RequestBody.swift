@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Multipart
 
 /// A request's body: a plan of segments and its content type. A multipart form, raw
@@ -44,15 +48,9 @@ public struct RequestBody: Sendable {
         single(.stream(length: length, makeStream), contentType: contentType)
     }
 
-    /// A Foundation `InputStream` of `length` bytes as the whole body (a one-shot source:
-    /// a retry or a 307/308 redirect that needs the body again fails clearly).
-    public static func inputStream(_ stream: InputStream, length: Int64, contentType: String = MIMEType.octetStream) -> RequestBody {
-        single(.inputStream(stream, length: length), contentType: contentType)
-    }
-
     /// A body made of one file's or stream's content, without multipart framing: the
     /// plan of a one-part form, less its delimiter and header bytes.
-    private static func single(_ content: PartBody, contentType: String) -> RequestBody {
+    package static func single(_ content: PartBody, contentType: String) -> RequestBody {
         var form = MultipartForm()
         form.append(headers: [], body: content)
         let segments = (try? form.plan().segments) ?? []

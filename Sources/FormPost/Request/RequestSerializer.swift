@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Multipart
 
 /// Builds requests the AFNetworking way: default header fields, authorization, and

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The header fields a ``RequestSerializer`` sends by default, built as AFNetworking builds them.
 public enum StandardHeaders {
@@ -33,7 +37,7 @@ public enum StandardHeaders {
         var languages: [String] = []
         for name in names {
             let base = name.split(separator: ".").first.map(String.init) ?? name
-            let tag = (base.split(separator: "@").first.map(String.init) ?? base).replacingOccurrences(of: "_", with: "-")
+            let tag = (base.split(separator: "@").first.map(String.init) ?? base).map { $0 == "_" ? "-" : $0 }.reduce(into: "") { $0.append($1) }
             guard !tag.isEmpty, tag != "C", tag != "POSIX", !languages.contains(tag) else { continue }
             languages.append(tag)
         }

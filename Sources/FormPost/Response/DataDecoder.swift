@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A decoder of `Decodable` values from bytes: `JSONDecoder` and `PropertyListDecoder` are ones.
 public protocol DataDecoder: Sendable {
@@ -10,10 +14,10 @@ public protocol DataDecoder: Sendable {
 
 extension JSONDecoder: DataDecoder {
     /// The JSON content types.
-    public var contentTypes: Set<String> { JSONResponseSerializer.contentTypes }
+    public var contentTypes: Set<String> { DocumentContentTypes.json }
 }
 
 extension PropertyListDecoder: DataDecoder {
     /// The property list content types.
-    public var contentTypes: Set<String> { PropertyListResponseSerializer.contentTypes }
+    public var contentTypes: Set<String> { DocumentContentTypes.propertyList }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The body decoded as a `Decodable` value, by `JSONDecoder` unless told otherwise.
 /// A failure names the path in the document and keeps the raw body; an empty body on

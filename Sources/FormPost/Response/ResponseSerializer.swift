@@ -29,7 +29,7 @@ extension ResponseSerializer {
     }
 
     /// Throws ``UploadError/emptyResponse(status:)`` unless `response` is empty on purpose.
-    func requireEmptyOnPurpose(_ response: UploadResponse) throws {
+    package func requireEmptyOnPurpose(_ response: UploadResponse) throws {
         guard response.isEmptyOnPurpose else { throw UploadError.emptyResponse(status: response.status) }
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The body as text, decoded with the `Content-Type` charset, or `encoding` when given.
 /// Without either, UTF-8 is tried first and ISO-8859-1 (which reads any bytes) after it.
@@ -31,11 +35,21 @@ public struct StringResponseSerializer: ResponseSerializer {
     public func emptyValue(for response: UploadResponse) throws -> String { "" }
 
     private func text(_ data: Data, _ encoding: String.Encoding, named name: String, _ response: UploadResponse) throws -> String {
-        guard let text = String(data: data, encoding: encoding) else {
-            throw UploadError.decodingFailed("the body is not valid \(name) text", body: response.body)
+        if let text = String(data: data, encoding: encoding) { return text }
+        if encoding == .windowsCP1252 { return Windows1252.decode(data) }
+        if !Self.decodedWithoutICU.contains(encoding) {
+            // FoundationEssentials decodes the others only once ICU is loaded: by a program
+            // that imports Foundation (or FormPostFoundation).
+            throw UploadError.decodingFailed("the body is not valid \(name) text, or this program does not load ICU (import FormPostFoundation or Foundation to decode \(name))", body: response.body)
         }
-        return text
+        throw UploadError.decodingFailed("the body is not valid \(name) text", body: response.body)
     }
+
+    /// What FoundationEssentials decodes by itself (Windows-1252 is FormPost's own).
+    private static let decodedWithoutICU: [String.Encoding] = [
+        .utf8, .utf16, .utf16BigEndian, .utf16LittleEndian, .utf32, .utf32BigEndian, .utf32LittleEndian,
+        .ascii, .isoLatin1, .macOSRoman, .windowsCP1252,
+    ]
 }
 
 extension ResponseSerializer where Self == StringResponseSerializer {

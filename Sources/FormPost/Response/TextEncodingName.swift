@@ -1,8 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Maps IANA charset names (as in `Content-Type: text/plain; charset=…`) to `String.Encoding`.
 enum TextEncodingName {
-    /// The encoding named `charset` (case-insensitive), or nil when it is not one Foundation decodes.
+    /// The encoding named `charset` (case-insensitive), or nil when it is not one Foundation
+    /// decodes. Beyond UTF-*, ASCII, ISO-8859-1, Windows-1252 and Mac Roman, decoding needs ICU
+    /// loaded (see ``StringResponseSerializer``).
     static func encoding(of charset: String) -> String.Encoding? {
         switch charset.lowercased() {
         case "utf-8", "utf8": return .utf8

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import ResumableHTTP
 
 /// A server's answer: status, headers and body. Read it with a ``ResponseSerializer``:
 ///
@@ -38,7 +43,7 @@ public struct UploadResponse: Sendable {
 
     /// The `Content-Type` media type without parameters, lowercased (`application/json`), if any.
     public var mediaType: String? {
-        guard let type = header("Content-Type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(), !type.isEmpty else { return nil }
+        guard let type = header("Content-Type")?.split(separator: ";").first?.trimmingOptionalWhitespace().lowercased(), !type.isEmpty else { return nil }
         return type
     }
 
@@ -46,8 +51,8 @@ public struct UploadResponse: Sendable {
     public var charset: String? {
         guard let contentType = header("Content-Type") else { return nil }
         for parameter in contentType.split(separator: ";").dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if pair.count == 2, pair[0].lowercased() == "charset" { return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased() }
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingOptionalWhitespace() }
+            if pair.count == 2, pair[0].lowercased() == "charset" { return String(pair[1].drop { $0 == "\"" }.reversed().drop { $0 == "\"" }.reversed()).lowercased() }
         }
         return nil
     }
@@ -87,11 +92,8 @@ public struct UploadResponse: Sendable {
     }
 
     /// A decoding error as a reason: the path in the document (`$.items[2].id`) and what went wrong.
-    static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else {
-            let debug = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
-            return debug ?? String(describing: error)
-        }
+    package static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return String(describing: error) }
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return (keys.isEmpty ? "the top level" : "$" + keys) + ": " + context.debugDescription

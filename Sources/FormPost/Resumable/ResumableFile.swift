@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Multipart
 
 /// A file to upload resumably: its absolute path, its body, and what identifies it between
@@ -16,7 +20,7 @@ struct ResumableFile {
     }
 
     /// The file's name, its path's last component.
-    var name: String { (path as NSString).lastPathComponent }
+    var name: String { path.split(separator: "/").last.map(String.init) ?? path }
 
     /// The state store's entry of an upload of the file to `endpoint`.
     func entry(endpoint: URL, protocolName: String) -> ResumeEntry {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A completed resumable upload.
 public struct ResumableUploadResult: Sendable {

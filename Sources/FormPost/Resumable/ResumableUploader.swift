@@ -1,5 +1,9 @@
 import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 import Multipart
 import ResumableHTTP

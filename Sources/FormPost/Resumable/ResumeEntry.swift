@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What is kept between runs of a resumable upload: where it goes on, and what it was.
 public struct ResumeEntry: Codable, Equatable, Sendable {

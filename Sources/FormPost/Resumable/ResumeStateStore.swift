@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where resumable uploads remember their upload URLs between runs of a process: one small
 /// JSON file per upload, keyed by a fingerprint of the file (absolute path, size,
@@ -25,7 +29,7 @@ public struct ResumeStateStore: Sendable {
             ?? URL(fileURLWithPath: NSHomeDirectory() + "/Library/Application Support")
         return ResumeStateStore(directory: support.appendingPathComponent("formpost").path)
         #else
-        return ResumeStateStore(directory: NSHomeDirectory() + "/.local/state/formpost")
+        return ResumeStateStore(directory: FileManager.default.homeDirectoryForCurrentUser.path + "/.local/state/formpost")
         #endif
     }
 

@@ -1,5 +1,9 @@
 import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HTTPTypes
 import Multipart
 import ResumableHTTP
@@ -34,10 +38,10 @@ final class TusExchange: ResumableExchange {
         let answer = try await sender.send(.options, endpoint)
         if answer.status >= 500 { throw RetryableAnswer("the server answered \(answer.status) to OPTIONS") }
         guard (200..<300).contains(answer.status) else { return }
-        if let versions = answer.headers[.tusVersion], !versions.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == TusUploader.version }) {
+        if let versions = answer.headers[.tusVersion], !versions.split(separator: ",").contains(where: { $0.trimmingOptionalWhitespace() == TusUploader.version }) {
             throw ResumableUploadError.protocolUnsupported(status: answer.status, detail: "it speaks tus \(versions), not \(TusUploader.version)")
         }
-        let extensions = Set((answer.headers[.tusExtension] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let extensions = Set((answer.headers[.tusExtension] ?? "").split(separator: ",").map { $0.trimmingOptionalWhitespace() })
         if answer.headers[.tusExtension] != nil, !extensions.contains("creation") {
             throw ResumableUploadError.protocolUnsupported(status: answer.status, detail: "it lacks the creation extension (it offers \(extensions.sorted().joined(separator: ", ")))")
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Sends one HTTP request and returns its response. Redirects, retries and encoding
 /// strategies are the client's; a transport only performs the exchange.

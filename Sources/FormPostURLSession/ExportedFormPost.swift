@@ -1,0 +1,3 @@
+import FormPost
+/// FormPost comes with FormPostURLSession, so that one import brings the client and what this module adds.
+@_exported import FormPost

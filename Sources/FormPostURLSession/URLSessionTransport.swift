@@ -1,0 +1,411 @@
+import FormPost
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Multipart
+import Synchronization
+
+/// A transport on URLSession (FoundationNetworking on Linux, native on Apple platforms).
+///
+/// How each request goes is decided in one place, ``URLSessionTaskRoute``: bodies of known
+/// length up to `inMemoryLimit` are sent as data; larger ones, and those of unknown
+/// length, are produced from the plan as they are sent (``StreamedUploadBody``): on Apple
+/// platforms URLSession reads the input end of a bound stream pair that a dedicated thread
+/// writes (``BodyStreamPump``), on Linux an `InputStream` of the plan (``PlanInputStream``).
+/// URLSession's `needNewBodyStream` gets a fresh one each time. On Linux FoundationNetworking
+/// sends stream bodies chunked, so they go without `Content-Length` there.
+///
+/// A body that fails while it is sent — a file that changed size, a stream part that
+/// yielded more or fewer bytes than declared — ends the exchange with that
+/// ``Multipart/MultipartError``, not a transport error: each exchange keeps the failure
+/// record of the stream URLSession was last given, and reads it first when the task
+/// completes. (The task's `originalRequest` cannot tell: URLSession ignores its body
+/// stream for streamed uploads and asks the delegate instead.)
+///
+/// Progress comes from `didSendBodyData`. Redirects are returned to ``FormPostClient``,
+/// which decides whether the body is sent again and which header fields follow
+/// (``RedirectRule``) — except on background sessions, see below.
+///
+/// With `uploadsFromFile` (always so for background sessions), every body is sent with
+/// `uploadTask(with:fromFile:)`, as background sessions require and Alamofire does: a raw
+/// file body from its own file, anything else encoded to a temporary file first, which is
+/// removed when the exchange ends (answered, failed or cancelled).
+///
+/// ## Background sessions (Apple platforms)
+///
+/// A transport made by ``background(identifier:)`` (or on any configuration with an
+/// identifier) differs in two ways:
+/// - The system follows redirects itself and never calls
+///   `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)`, so
+///   ``FormPostClient``'s redirect handling is bypassed: it sees only the final answer.
+///   `UploadOptions.maxRedirects` (even 0) and `keepsCredentialsAcrossOrigins` have no
+///   effect; the body is not re-sent from the plan on 307/308, and `Authorization`,
+///   `Cookie` and `Proxy-Authorization` are not dropped on a redirect to another origin
+///   by ``RedirectRule``: whatever the system does applies instead. Use an ordinary
+///   transport where a redirect may lead to another origin with credentials.
+/// - Background sessions run upload tasks from a file, and data tasks only while the app
+///   is not suspended. So requests without a body (a tus `HEAD` or `DELETE`, the `GET`
+///   after a 303) go through a companion ordinary session — the `.default` configuration
+///   with the background one's additional header fields, cookie and credential storage,
+///   proxies and request timeout, and the same delegate — made with the transport and
+///   invalidated with it by ``invalidate()``.
+///
+/// ## The IETF draft "Resumable Uploads for HTTP"
+///
+/// On iOS 17, macOS 14 and later, URLSession itself speaks an early version of the draft
+/// (draft-ietf-httpbis-resumable-upload-01) with servers that support it, resuming upload
+/// tasks after short interruptions on its own, and may add its own `Upload-*` fields
+/// beside those ``ResumableUploader`` sets. This transport sends every request as FormPost
+/// built it: it adds, removes or rewrites no `Upload-Complete`, `Upload-Incomplete`,
+/// `Upload-Offset`, `Upload-Length` or `Upload-Draft-Interop-Version` field, implements no
+/// `urlSession(_:task:needNewBodyStreamFrom:completionHandler:)` (bodies are produced from
+/// their start only) and uses no resume data; Apple documents no way to turn URLSession's
+/// own resumption off. FormPost's resumable uploaders (``ResumableUploader`` for the draft,
+/// ``TusUploader`` for tus) default to the AsyncHTTPClient transport (their client's
+/// default), which sends their exchanges exactly as built: keep ``ResumableUploader`` on
+/// it, since with this transport URLSession's resumption could run beside its own (as
+/// Apple documents it in "Pausing and resuming uploads" and
+/// `urlSession(_:task:needNewBodyStreamFrom:completionHandler:)`; no test runs on a device).
+public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDataDelegate, @unchecked Sendable {
+    private struct Exchange {
+        var body: RequestBody?
+        var bodyFile: BodyFile?
+        /// The streamed body URLSession was last given, with the record of its failure.
+        var streamedBody: StreamedUploadBody?
+        var progress: ProgressReporter
+        var data = Data()
+        var response: HTTPURLResponse?
+        var sentSoFar: Int64 = 0
+        var continuation: CheckedContinuation<UploadResponse, any Error>
+        var maxResponseBytes: Int
+        var responseTooLarge = false
+        /// Whether the caller's task was cancelled.
+        var cancelled = false
+        var url: URL
+        var method: RequestMethod
+    }
+
+    /// An exchange's key: its task, in its session (the two sessions of a background
+    /// transport number their tasks each from 1).
+    private struct ExchangeKey: Hashable {
+        let session: ObjectIdentifier
+        let task: Int
+
+        init(_ session: URLSession, _ task: URLSessionTask) {
+            self.session = ObjectIdentifier(session)
+            self.task = task.taskIdentifier
+        }
+    }
+
+    /// A request's body as its task takes it.
+    private enum Payload {
+        case file(BodyFile)
+        case data(Data)
+        case streamed
+        case none
+    }
+
+    private var session: URLSession!
+    /// The ordinary session beside a background one, for requests without a body.
+    private var companion: URLSession?
+    private let exchanges = Mutex<[ExchangeKey: Exchange]>([:])
+    private let inMemoryLimit: Int64
+    /// Whether every body is uploaded from a file.
+    public let uploadsFromFile: Bool
+    /// Whether the session is a background one (its configuration has an identifier).
+    private let isBackground: Bool
+
+    /// Answers an authentication challenge: server trust (custom roots or pinning, on Apple
+    /// platforms), a client certificate, HTTP authentication.
+    public typealias ChallengeHandler = @Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
+    private let challengeHandler: ChallengeHandler?
+
+    /// Creates a transport with its own session on `configuration` (timeouts, proxies in
+    /// `connectionProxyDictionary`, TLS versions, cookies and caches as URLSession has them).
+    /// `challengeHandler` answers authentication challenges, session-wide and per task;
+    /// without one URLSession's default handling applies (the system's trust store).
+    /// FoundationNetworking on Linux verifies servers against the system's trust store only.
+    /// A background configuration makes a background transport, as ``background(identifier:)``.
+    public convenience init(configuration: URLSessionConfiguration = .default, inMemoryLimit: Int64 = 10_000_000, uploadsFromFile: Bool = false,
+                            challengeHandler: ChallengeHandler? = nil) {
+        self.init(configuration: configuration, inMemoryLimit: inMemoryLimit, uploadsFromFile: uploadsFromFile, challengeHandler: challengeHandler,
+                  isBackground: configuration.identifier != nil)
+    }
+
+    /// Creates a transport routed as a background one when `isBackground` (every body from
+    /// a file, bodiless requests through a companion session), whatever `configuration` is:
+    /// the public initializer passes whether the configuration has an identifier; tests on
+    /// Linux, which has no background sessions, route an ordinary one so.
+    init(configuration: URLSessionConfiguration, inMemoryLimit: Int64, uploadsFromFile: Bool, challengeHandler: ChallengeHandler?, isBackground: Bool) {
+        self.isBackground = isBackground
+        self.inMemoryLimit = inMemoryLimit
+        self.uploadsFromFile = uploadsFromFile || isBackground
+        self.challengeHandler = challengeHandler
+        super.init()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        if isBackground {
+            companion = URLSession(configuration: Self.companionConfiguration(for: configuration), delegate: self, delegateQueue: queue)
+        }
+    }
+
+    #if canImport(Darwin)
+    /// A transport on a background session (uploads continue while the app is suspended),
+    /// which always uploads from files. FoundationNetworking has no background sessions;
+    /// `uploadsFromFile: true` gives the same uploads there.
+    ///
+    /// The system follows redirects itself, never asking this transport: ``FormPostClient``'s
+    /// redirect handling does not apply — `maxRedirects` (even 0) and
+    /// `keepsCredentialsAcrossOrigins` have no effect, the body is not re-sent from the plan
+    /// on 307/308, and ``RedirectRule`` does not drop `Authorization`, `Cookie` and
+    /// `Proxy-Authorization` on a redirect to another origin. Requests without a body go
+    /// through an ordinary companion session (background sessions run data tasks only while
+    /// the app is not suspended), which ``invalidate()`` ends too.
+    public static func background(identifier: String) -> URLSessionTransport {
+        URLSessionTransport(configuration: .background(withIdentifier: identifier), uploadsFromFile: true)
+    }
+    #endif
+
+    /// The configuration of the companion session of a background transport: `.default`,
+    /// with `background`'s additional header fields, cookie and credential storage, proxies
+    /// and request timeout.
+    static func companionConfiguration(for background: URLSessionConfiguration) -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.default
+        configuration.httpAdditionalHeaders = background.httpAdditionalHeaders
+        configuration.httpCookieStorage = background.httpCookieStorage
+        configuration.urlCredentialStorage = background.urlCredentialStorage
+        configuration.connectionProxyDictionary = background.connectionProxyDictionary
+        configuration.timeoutIntervalForRequest = background.timeoutIntervalForRequest
+        return configuration
+    }
+
+    /// Whether bodiless requests go through a companion session (a background transport).
+    var hasCompanionSession: Bool { companion != nil }
+
+    /// Ends the session, and the companion session of a background transport.
+    public func invalidate() {
+        session.invalidateAndCancel()
+        companion?.invalidateAndCancel()
+    }
+
+    public func send(_ request: TransportRequest) async throws -> UploadResponse {
+        try Task.checkCancellation()
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw UploadError.invalidURL(request.url.absoluteString)
+        }
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        if let timeout = request.timeout { urlRequest.timeoutInterval = timeout.inSeconds }
+        for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
+        let route = URLSessionTaskRoute.choose(hasBody: request.body != nil, bodyLength: request.body?.contentLength, inMemoryLimit: inMemoryLimit,
+                                               uploadsFromFile: uploadsFromFile, isBackground: isBackground)
+        var payload = Payload.none
+        if let body = request.body {
+            urlRequest.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
+            switch route.kind {
+            case .uploadFromFile:
+                payload = .file(try await BodyFile(plan: body.plan))
+            case .uploadFromData:
+                let data = try await body.plan.encodedData()
+                urlRequest.setValue(String(data.count), forHTTPHeaderField: "Content-Length")
+                payload = .data(data)
+            case .uploadStreamed, .bodiless:
+                // (A request with a body is never routed bodiless.) The stream itself comes
+                // from needNewBodyStream, on every platform.
+                payload = .streamed
+                #if !canImport(FoundationNetworking)
+                if let length = body.contentLength { urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length") }
+                #endif
+                // FoundationNetworking always sends a stream body chunked, and would send a
+                // Content-Length beside it (a malformed request servers rightly refuse).
+            }
+        }
+        let urlSession: URLSession = route.session == .companion ? (companion ?? session) : session
+        request.progress.restart()
+        let started = Mutex<(key: ExchangeKey, task: URLSessionTask)?>(nil)
+        return try await withTaskCancellationHandler {
+            // Making a task waits for the session's queue, which a streamed body's reader may
+            // hold while it awaits a stream part's bytes: made on the blocking-I/O executor's
+            // threads, never the Swift concurrency pool's few (which that read may need).
+            try await BlockingIOExecutor.run { try await withCheckedThrowingContinuation { continuation in
+                let task: URLSessionTask
+                var bodyFile: BodyFile?
+                switch payload {
+                case .file(let file):
+                    bodyFile = file
+                    task = urlSession.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: file.path))
+                case .data(let data):
+                    task = urlSession.uploadTask(with: urlRequest, from: data)
+                case .streamed:
+                    task = urlSession.uploadTask(withStreamedRequest: urlRequest)
+                case .none:
+                    task = urlSession.dataTask(with: urlRequest)
+                }
+                let key = ExchangeKey(urlSession, task)
+                exchanges.withLock {
+                    $0[key] = Exchange(body: request.body, bodyFile: bodyFile, progress: request.progress, continuation: continuation,
+                                       maxResponseBytes: request.maxResponseBytes, url: request.url, method: request.method)
+                }
+                started.withLock { $0 = (key, task) }
+                // A cancellation that came before the task existed found nothing to cancel.
+                if Task.isCancelled { cancel(task, key: key) }
+                task.resume()
+            } }
+        } onCancel: {
+            started.withLock { started in
+                if let started { self.cancel(started.task, key: started.key) }
+            }
+        }
+    }
+
+    /// Cancels an exchange: its streamed body stops first — on Linux a read waiting for a
+    /// stream part holds URLSession's queue, which `cancel()` waits for — then the task.
+    private func cancel(_ task: URLSessionTask, key: ExchangeKey) {
+        let body = exchanges.withLock { exchanges -> StreamedUploadBody? in
+            exchanges[key]?.cancelled = true
+            return exchanges[key]?.streamedBody
+        }
+        body?.stop()
+        task.cancel()
+    }
+
+    // MARK: - Delegate
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
+        let key = ExchangeKey(session, task)
+        guard let plan = exchanges.withLock({ $0[key]?.body?.plan }) else {
+            completionHandler(nil)
+            return
+        }
+        // A failed body cancels its task (on Apple platforms), whose completion then reports the failure.
+        let body = StreamedUploadBody(plan: plan) { [weak task] _ in task?.cancel() }
+        let (previous, cancelled) = exchanges.withLock { exchanges -> (StreamedUploadBody?, Bool) in
+            guard var exchange = exchanges[key] else { return (nil, true) }
+            let previous = exchange.streamedBody
+            exchange.streamedBody = body
+            exchange.progress.restart()
+            exchange.sentSoFar = 0
+            exchanges[key] = exchange
+            return (previous, exchange.cancelled)
+        }
+        // URLSession reads the previous stream no more.
+        previous?.discard()
+        completionHandler(body.stream)
+        if cancelled { body.stop() } else { body.start() }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        let key = ExchangeKey(session, task)
+        let progress: (ProgressReporter, Int64)? = exchanges.withLock { exchanges in
+            guard var exchange = exchanges[key] else { return nil }
+            let delta = totalBytesSent - exchange.sentSoFar
+            exchange.sentSoFar = totalBytesSent
+            exchanges[key] = exchange
+            return (exchange.progress, delta)
+        }
+        if let (reporter, delta) = progress, delta > 0 { reporter.add(Int(delta)) }
+    }
+
+    public func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+                           completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        let (disposition, credential) = challengeHandler?(challenge) ?? (.performDefaultHandling, nil)
+        completionHandler(disposition, credential)
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                           completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        let (disposition, credential) = challengeHandler?(challenge) ?? (.performDefaultHandling, nil)
+        completionHandler(disposition, credential)
+    }
+
+    /// Returns the redirect to ``FormPostClient`` (never called for background sessions,
+    /// which follow redirects themselves).
+    public func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        let key = ExchangeKey(session, dataTask)
+        exchanges.withLock { $0[key]?.response = response as? HTTPURLResponse }
+        completionHandler(.allow)
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let key = ExchangeKey(session, dataTask)
+        let tooLarge = exchanges.withLock { exchanges -> Bool in
+            guard var exchange = exchanges[key] else { return false }
+            guard exchange.data.count + data.count <= exchange.maxResponseBytes else {
+                exchange.responseTooLarge = true
+                exchanges[key] = exchange
+                return true
+            }
+            exchange.data.append(data)
+            exchanges[key] = exchange
+            return false
+        }
+        // Nothing is kept past the limit, and nothing more is read.
+        if tooLarge { dataTask.cancel() }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: ExchangeKey(session, task)) }) else { return }
+        exchange.bodyFile?.remove()
+        exchange.streamedBody?.discard()
+        let bodyFailure = exchange.streamedBody?.failure.error
+        if let error, let bodyFailure {
+            exchange.continuation.resume(throwing: Self.completionError(error, bodyFailure: bodyFailure, cancelled: exchange.cancelled, url: exchange.url))
+            return
+        }
+        // Checked whether or not the task failed: the cancellation may come after the whole answer.
+        if exchange.responseTooLarge {
+            exchange.continuation.resume(throwing: UploadError.responseTooLarge(limit: exchange.maxResponseBytes))
+            return
+        }
+        if let error {
+            exchange.continuation.resume(throwing: Self.completionError(error, bodyFailure: nil, cancelled: exchange.cancelled, url: exchange.url))
+            return
+        }
+        guard let response = exchange.response ?? task.response as? HTTPURLResponse else {
+            exchange.continuation.resume(throwing: UploadError.transport("no HTTP response"))
+            return
+        }
+        let headers = HTTPFields(response.allHeaderFields.compactMap { key, value -> HTTPField? in
+            guard let name = (key as? String).flatMap({ HTTPField.Name($0) }) else { return nil }
+            return HTTPField(name: name, value: String(describing: value))
+        })
+        exchange.continuation.resume(returning: UploadResponse(status: response.statusCode, headers: headers, body: Array(exchange.data), url: exchange.url, method: exchange.method))
+    }
+
+    /// The error a failed task ends its exchange with: the body's own failure first
+    /// (URLSession reports a body that could not be produced only as a failed or cancelled
+    /// task), then the caller's cancellation, then URLSession's error translated.
+    static func completionError(_ error: any Error, bodyFailure: (any Error)?, cancelled: Bool, url: URL) -> any Error {
+        if let bodyFailure { return bodyFailure }
+        if cancelled { return CancellationError() }
+        return translate(error, url: url)
+    }
+
+    /// URLSession's error as an ``UploadError`` (or `CancellationError`).
+    static func translate(_ error: any Error, url: URL) -> any Error {
+        let host = url.host ?? ""
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        guard let urlError = error as? URLError else { return UploadError.transport(String(describing: error)) }
+        switch urlError.code {
+        case .cancelled: return CancellationError()
+        case .timedOut: return UploadError.timedOut("no complete answer from \(host) in time")
+        case .cannotFindHost, .dnsLookupFailed: return UploadError.cannotResolve(host: host, reason: urlError.localizedDescription)
+        case .cannotConnectToHost: return UploadError.cannotConnect(host: host, port: port, reason: urlError.localizedDescription)
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            return UploadError.untrustedCertificate(host: host, reason: urlError.localizedDescription)
+        case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
+            return UploadError.tlsHandshakeFailed(host: host, reason: urlError.localizedDescription)
+        case .unknown where urlError.localizedDescription.hasPrefix("SSL certificate problem"):
+            // FoundationNetworking reports libcurl's failed verification with no code of its
+            // own, only libcurl's message.
+            return UploadError.untrustedCertificate(host: host, reason: urlError.localizedDescription)
+        default: return UploadError.transport(urlError.localizedDescription)
+        }
+    }
+}

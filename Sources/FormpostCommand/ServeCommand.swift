@@ -1,0 +1,129 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import FormPostServer
+import Hummingbird
+import Logging
+import NIOSSL
+
+/// `formpost serve`: receives multipart uploads and stores files under `--dir`.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "serve", abstract: "Receive multipart/form-data uploads and store the files.")
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+    @Option(help: "The port to listen on (0 for any free port).")
+    var port = 8080
+    @Option(help: "Where to store received files.")
+    var dir = "./uploads"
+    @Option(name: .customLong("max-body-size"), help: "The largest request body: bytes or K/M/G.")
+    var maxBodySize = "10G"
+    @Option(name: .customLong("max-file-size"), help: "The largest file part: bytes or K/M/G.")
+    var maxFileSize = "10G"
+    @Option(name: .customLong("max-parts"), help: "The most parts in a form.")
+    var maxParts = 1000
+    @Option(name: .customLong("file-mode"), help: "The permissions of stored files, in octal (600: readable by the server's user only).")
+    var fileMode = "600"
+    @Option(name: .customLong("tls-cert"), help: "Serve HTTPS with this PEM certificate chain (HTTP/2 by ALPN, else HTTP/1.1); needs --tls-key.")
+    var tlsCertificate: String?
+    @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert.")
+    var tlsKey: String?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send nothing of its request (head or body) before it is closed.")
+    var idleTimeout: Double = 60
+    @Option(name: .customLong("max-connections"), help: "The most connections open at once; others wait until one closes.")
+    var maxConnections = 1024
+    @Option(name: .customLong("tus-path"), help: "Where resumable uploads (tus 1.0) are created; each lives under it.")
+    var tusPath = "/files"
+    @Option(name: [.customLong("resumable-expiry"), .customLong("tus-expiry")], help: "Seconds a resumable upload (tus or IETF draft) is kept after it began, complete or not.")
+    var resumableExpiry: Double = 86_400
+    @Flag(name: .customLong("no-tus"), help: "Do not receive tus uploads.")
+    var noTus = false
+    @Option(name: .customLong("resumable-path"), help: "Where the upload resources of the IETF draft's resumable uploads live (any POST or PUT with Upload-Complete creates one).")
+    var resumablePath = "/uploads"
+    @Option(name: .customLong("max-uploads-in-progress"), help: "The most resumable uploads in progress at once, per protocol; past it, creation answers 503.")
+    var maxUploadsInProgress = 1000
+    @Option(name: .customLong("max-uploads-in-progress-per-client"),
+            help: "The most resumable uploads in progress at once from one client address (IPv6: per /64), per protocol; past it, that address's creations answer 503. Behind a reverse proxy every client has the proxy's address.")
+    var maxUploadsInProgressPerClient = 100
+    @Option(name: .customLong("idle-upload-expiry"), help: "Seconds a resumable upload may go without receiving its first byte before it is removed.")
+    var idleUploadExpiry: Double = 600
+    @Flag(name: .customLong("no-resumable"), help: "Do not receive resumable uploads of the IETF draft (Upload-Complete).")
+    var noResumable = false
+    @Flag(name: .customLong("no-page"), help: "Do not serve the upload page at GET / (which then answers 405, as every method but POST).")
+    var noPage = false
+    /// For tests of crash safety: the server kills itself (SIGKILL) at this step of storing a
+    /// complete resumable upload (a ``CompletionStep``'s name).
+    @Option(name: .customLong("kill-at-completion-step"), help: .hidden)
+    var killAtCompletionStep: String?
+
+    func run() async throws {
+        guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
+        guard let fileLimit = ByteSize.parse(maxFileSize) else { throw fail(UsageError("--max-file-size \(maxFileSize): expected bytes or K/M/G")) }
+        guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
+        guard idleTimeout > 0, idleTimeout <= 86_400 else { throw fail(UsageError("--idle-timeout \(idleTimeout): expected seconds between 0 and 86400")) }
+        guard maxUploadsInProgress > 0 else { throw fail(UsageError("--max-uploads-in-progress must be positive")) }
+        guard maxUploadsInProgressPerClient > 0 else { throw fail(UsageError("--max-uploads-in-progress-per-client must be positive")) }
+        guard idleUploadExpiry > 0, idleUploadExpiry <= 315_360_000 else {
+            throw fail(UsageError("--idle-upload-expiry \(idleUploadExpiry): expected seconds between 0 and ten years"))
+        }
+        guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
+        guard let mode = UInt16(fileMode, radix: 8), mode <= 0o777 else { throw fail(UsageError("--file-mode \(fileMode): expected octal permissions such as 600 or 640")) }
+        let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
+                                                  maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
+                                                  idleUploadExpiry: .seconds(idleUploadExpiry))
+        let receiver: UploadReceiver
+        do {
+            receiver = try UploadReceiver(configuration: configuration)
+        } catch {
+            throw fail(UsageError("cannot use \(dir): \(error)"))
+        }
+        let tls: TLSConfiguration?
+        switch (tlsCertificate, tlsKey) {
+        case (nil, nil):
+            tls = nil
+        case (let certificate?, let key?):
+            do {
+                tls = try UploadServer.serverTLSConfiguration(certificateChainPath: certificate, privateKeyPath: key)
+            } catch {
+                throw fail(UsageError("--tls-cert/--tls-key: \(error)"))
+            }
+        default:
+            throw fail(UsageError("--tls-cert and --tls-key go together"))
+        }
+        guard resumableExpiry > 0, resumableExpiry <= 315_360_000 else { throw fail(UsageError("--resumable-expiry \(resumableExpiry): expected seconds between 0 and ten years")) }
+        for (option, path) in [("--tus-path", tusPath), ("--resumable-path", resumablePath)] where !path.hasPrefix("/") || path.count < 2 {
+            throw fail(UsageError("\(option) \(path): expected a path below /"))
+        }
+        let nested = { (inner: String, outer: String) in inner == outer || inner.hasPrefix(outer.hasSuffix("/") ? outer : outer + "/") }
+        guard noTus || noResumable || !(nested(tusPath, resumablePath) || nested(resumablePath, tusPath)) else {
+            throw fail(UsageError("--tus-path \(tusPath) and --resumable-path \(resumablePath) must not lie one within the other"))
+        }
+        var tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
+        var resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
+        if let killAtCompletionStep {
+            guard let step = CompletionStep(rawValue: killAtCompletionStep) else { throw fail(UsageError("--kill-at-completion-step \(killAtCompletionStep): no such step")) }
+            let fault: CompletionFault = { if $0 == step { kill(getpid(), SIGKILL) } }
+            tus?.completionFault = fault
+            resumable?.completionFault = fault
+        }
+        let directory = dir
+        let scheme = tls == nil ? "http" : "https"
+        let page = noPage ? "" : "; an upload page is at /"
+        let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
+                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections), tus: tus,
+                                   resumable: resumable, uploadPage: !noPage).application { boundPort in
+            Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
+        }
+        try await app.runService()
+    }
+}
