@@ -33,6 +33,13 @@ public struct ReceiverConfiguration: Sendable {
     /// past this, it is removed (requests on it answer 404), and no longer holds its place
     /// among the uploads in progress.
     public var idleUploadExpiry: Duration
+    /// Where resumable uploads in progress are kept (`tus/` and `resumable/` in it), so that
+    /// `directory` holds stored files only; nil keeps them in `directory`'s hidden `.tus/`
+    /// and `.resumable/`. It must be on the same file system as `directory` (a completed
+    /// upload is renamed into place): a receiver refuses to start otherwise
+    /// (``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)``). Uploads in progress
+    /// found in the hidden directories are moved there at start.
+    public var stateDirectory: String?
 
     /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB per
     /// field and 4 MiB of fields in all, stored files readable by their owner only (0600),
@@ -40,7 +47,7 @@ public struct ReceiverConfiguration: Sendable {
     /// it has received nothing 10 minutes after it began.
     public init(directory: String, maxBodySize: Int64 = 10 << 30, maxFileSize: Int64 = 10 << 30, maxParts: Int = 1000, maxFieldSize: Int64 = 1 << 20,
                 maxTotalFieldBytes: Int64 = 4 << 20, storedFileMode: UInt16 = 0o600, maxUploadsInProgress: Int = 1000,
-                maxUploadsInProgressPerClient: Int = 100, idleUploadExpiry: Duration = .seconds(600)) {
+                maxUploadsInProgressPerClient: Int = 100, idleUploadExpiry: Duration = .seconds(600), stateDirectory: String? = nil) {
         self.directory = directory
         self.maxBodySize = maxBodySize
         self.maxFileSize = maxFileSize
@@ -51,6 +58,7 @@ public struct ReceiverConfiguration: Sendable {
         self.maxUploadsInProgress = maxUploadsInProgress
         self.maxUploadsInProgressPerClient = maxUploadsInProgressPerClient
         self.idleUploadExpiry = idleUploadExpiry
+        self.stateDirectory = stateDirectory
     }
 
     var parserLimits: MultipartParserLimits {

@@ -3,11 +3,16 @@ public enum ReceiverSetupError: Error, Equatable, Sendable, CustomStringConverti
     /// A base path of resumable uploads must be a path below `/` (`/files`): `/` itself
     /// would take every request.
     case invalidBasePath(String)
+    /// The state directory of resumable uploads is not on the file system of the storage
+    /// directory, so a completed upload could not be renamed into place.
+    case stateDirectoryOnAnotherFileSystem(String)
 
     public var description: String {
         switch self {
         case .invalidBasePath(let path):
             return "\"\(path)\" cannot be the base path of resumable uploads: give a path below /, such as /files."
+        case .stateDirectoryOnAnotherFileSystem(let path):
+            return "the state directory \(path) is not on the storage directory's file system: completed uploads are renamed from one to the other"
         }
     }
 

@@ -95,8 +95,8 @@ public struct ResumableUploadReceiver: Sendable {
         self.receiver = receiver
         self.basePath = try ReceiverSetupError.checked(basePath)
         self.expiry = expiry
-        self.store = try UploadStore(directory: receiver.configuration.directory, stateName: ".resumable",
-                                     fileMode: receiver.configuration.storedFileMode)
+        self.store = try UploadStore(directory: receiver.configuration.directory, stateRoot: receiver.configuration.stateDirectory,
+                                     name: "resumable", fileMode: receiver.configuration.storedFileMode)
         self.logger = logger
         self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry)
         self.admission = UploadAdmission(configuration: receiver.configuration)

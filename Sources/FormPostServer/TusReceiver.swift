@@ -86,7 +86,7 @@ public struct TusReceiver: Sendable {
     public static let checksumAlgorithms = "sha1,sha256"
 
     /// A receiver storing completed files in `configuration.directory` (uploads in progress
-    /// under its `.tus/`), at most `configuration.maxFileSize` each, at most
+    /// under `configuration.stateDirectory`, or `.tus/` of the directory), at most `configuration.maxFileSize` each, at most
     /// `configuration.maxUploadsInProgress` in progress (`maxUploadsInProgressPerClient`
     /// from one client address); uploads older than `expiry`, and those that received no
     /// byte `configuration.idleUploadExpiry` after they began, are removed now and by a
@@ -102,7 +102,8 @@ public struct TusReceiver: Sendable {
         self.maxUploadsInProgress = configuration.maxUploadsInProgress
         self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
-        self.store = try UploadStore(directory: configuration.directory, stateName: ".tus", fileMode: configuration.storedFileMode)
+        self.store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
+                                     fileMode: configuration.storedFileMode)
         self.logger = logger
         self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry)
         self.admission = UploadAdmission(configuration: configuration)

@@ -14,7 +14,8 @@ import Foundation
 import Multipart
 
 /// Resumable uploads on disk, under a hidden directory of the receiver's (`.tus/` for tus,
-/// `.resumable/` for the IETF draft): `ID.json` (what the protocol keeps of the upload) and
+/// `.resumable/` for the IETF draft), or under its configured state directory (`tus/`,
+/// `resumable/`): `ID.json` (what the protocol keeps of the upload) and
 /// `ID.data` (the bytes so far; its size is the upload's offset). A complete upload's data
 /// is stored in the receiver's directory under a random name, as a multipart file is, in
 /// steps a crash cannot tear (``complete(_:as:pending:done:)``). Every method blocks on the
@@ -32,16 +33,47 @@ struct UploadStore: Sendable {
     /// up to date as uploads are created, completed and removed.
     let census: UploadCensus
 
-    /// A store in `directory`'s `stateName`, made if missing; what a creation stopped
-    /// midway left (data without state) and states half saved are removed, and the
-    /// ``census`` is taken. It blocks on the file system.
-    init(directory: String, stateName: String, fileMode: UInt16) throws {
+    /// A store for the protocol `name` (`tus`, `resumable`): in `stateRoot/name` when given,
+    /// else in `directory/.name`, made if missing. Uploads left in `directory/.name` by a
+    /// receiver without a state root are moved to it; what a creation stopped midway left
+    /// (data without state) and states half saved are removed, and the ``census`` is taken.
+    /// It blocks on the file system.
+    ///
+    /// - Throws: ``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)`` when
+    ///   `stateRoot` is not on `directory`'s file system; errors of making the directories.
+    init(directory: String, stateRoot: String?, name: String, fileMode: UInt16) throws {
         self.directory = directory
-        self.stateDirectory = directory + "/" + stateName
+        let hidden = directory + "/." + name
+        self.stateDirectory = stateRoot.map { $0 + "/" + name } ?? hidden
         self.fileMode = fileMode
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        if stateDirectory != hidden {
+            guard Self.device(of: stateDirectory) == Self.device(of: directory) else {
+                throw ReceiverSetupError.stateDirectoryOnAnotherFileSystem(stateDirectory)
+            }
+            try Self.moveUploads(from: hidden, to: stateDirectory)
+        }
         self.census = UploadCensus()
         takeCensus()
+    }
+
+    /// The device of the file system `path` is on, or nil when it cannot be read.
+    private static func device(of path: String) -> UInt64? {
+        var status = stat()
+        return stat(path, &status) == 0 ? UInt64(status.st_dev) : nil
+    }
+
+    /// Moves every file of `old` (uploads kept before a state directory was configured) to
+    /// `new` by rename, then removes `old`. A file whose name `new` already holds stays.
+    private static func moveUploads(from old: String, to new: String) throws {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: old) else { return }
+        for name in names where access(new + "/" + name, F_OK) != 0 {
+            guard rename(old + "/" + name, new + "/" + name) == 0 else {
+                throw ReceiverFailure.storing("cannot move \(old)/\(name) to \(new)", errno: errno)
+            }
+        }
+        rmdir(old)
     }
 
     /// Whether `id` is one this store could have made (32 hexadecimal digits): anything

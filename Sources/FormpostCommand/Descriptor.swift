@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Multipart
 
 /// A file descriptor the command reads or writes whole: standard input, output and error,
 /// or a file it opened (Foundation's `FileHandle` without Foundation, and with errors thrown
@@ -43,22 +44,8 @@ struct Descriptor {
 
     /// Writes all of `bytes`, through short writes and interruptions.
     func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                #if canImport(Darwin)
-                let written = Darwin.write(number, buffer.baseAddress! + offset, buffer.count - offset)
-                #elseif canImport(Glibc)
-                let written = Glibc.write(number, buffer.baseAddress! + offset, buffer.count - offset)
-                #elseif canImport(Musl)
-                let written = Musl.write(number, buffer.baseAddress! + offset, buffer.count - offset)
-                #endif
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw Failure(description: String(cString: strerror(errno)))
-                }
-                offset += written
-            }
+        guard bytes.withUnsafeBytes({ SystemFile(descriptor: number).writeAll($0) }) else {
+            throw Failure(description: String(cString: strerror(errno)))
         }
     }
 
@@ -99,12 +86,6 @@ struct Descriptor {
 
     /// Closes it.
     func close() {
-        #if canImport(Darwin)
-        _ = Darwin.close(number)
-        #elseif canImport(Glibc)
-        _ = Glibc.close(number)
-        #elseif canImport(Musl)
-        _ = Musl.close(number)
-        #endif
+        SystemFile(descriptor: number).close()
     }
 }

@@ -57,6 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
     var maxUploadsInProgressPerClient = 100
     @Option(name: .customLong("idle-upload-expiry"), help: "Seconds a resumable upload may go without receiving its first byte before it is removed.")
     var idleUploadExpiry: Double = 600
+    @Option(name: .customLong("state-dir"),
+            help: "Where resumable uploads in progress are kept (tus/ and resumable/ in it), on the file system of --dir; by default .tus/ and .resumable/ in --dir.")
+    var stateDir: String?
     @Flag(name: .customLong("no-resumable"), help: "Do not receive resumable uploads of the IETF draft (Upload-Complete).")
     var noResumable = false
     @Flag(name: .customLong("no-page"), help: "Do not serve the upload page at GET / (which then answers 405, as every method but POST).")
@@ -80,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let mode = UInt16(fileMode, radix: 8), mode <= 0o777 else { throw fail(UsageError("--file-mode \(fileMode): expected octal permissions such as 600 or 640")) }
         let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
                                                   maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
-                                                  idleUploadExpiry: .seconds(idleUploadExpiry))
+                                                  idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir)
         let receiver: UploadReceiver
         do {
             receiver = try UploadReceiver(configuration: configuration)
@@ -108,8 +111,14 @@ struct ServeCommand: AsyncParsableCommand {
         guard noTus || noResumable || !(nested(tusPath, resumablePath) || nested(resumablePath, tusPath)) else {
             throw fail(UsageError("--tus-path \(tusPath) and --resumable-path \(resumablePath) must not lie one within the other"))
         }
-        var tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
-        var resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
+        var tus: TusReceiver?
+        var resumable: ResumableUploadReceiver?
+        do {
+            tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
+            resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
+        } catch {
+            throw fail(UsageError("cannot keep resumable uploads in \(stateDir ?? dir): \(error)"))
+        }
         if let killAtCompletionStep {
             guard let step = CompletionStep(rawValue: killAtCompletionStep) else { throw fail(UsageError("--kill-at-completion-step \(killAtCompletionStep): no such step")) }
             let fault: CompletionFault = { if $0 == step { kill(getpid(), SIGKILL) } }

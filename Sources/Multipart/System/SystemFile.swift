@@ -9,8 +9,13 @@ import CMultipartSystem
 
 /// A thin wrapper over a POSIX file descriptor: the only place the module opens, reads,
 /// writes and closes files. Callers own the descriptor and call ``close()``.
-struct SystemFile {
-    let descriptor: Int32
+package struct SystemFile {
+    package let descriptor: Int32
+
+    /// The file open as `descriptor`.
+    package init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
 
     /// What `stat` says of a path that names a readable regular file.
     struct Status: Equatable, Sendable {
@@ -111,7 +116,7 @@ struct SystemFile {
     }
 
     /// Writes all of `buffer`, retrying on EINTR and short writes. Returns false with `errno` set on failure.
-    func writeAll(_ buffer: UnsafeRawBufferPointer) -> Bool {
+    package func writeAll(_ buffer: UnsafeRawBufferPointer) -> Bool {
         var done = 0
         while done < buffer.count {
             let count = write(descriptor, buffer.baseAddress! + done, buffer.count - done)
@@ -142,7 +147,8 @@ struct SystemFile {
         return copied
     }
 
-    func close() {
+    /// Closes the descriptor.
+    package func close() {
         _ = systemClose(descriptor)
     }
 }
