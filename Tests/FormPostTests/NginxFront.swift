@@ -8,7 +8,7 @@ import Glibc
 /// fixtures' certificates, request bodies streamed on to the upstream unbuffered. Each
 /// port serves one certificate: ``port`` the valid one (HTTP/2 by ALPN, else HTTP/1.1),
 /// ``expiredPort``, ``wrongHostPort`` and ``untrustedPort`` the others. The access log
-/// records each request's protocol (``protocolsLogged``). With `keepaliveRequests`, nginx
+/// records each request's protocol (``protocolsLogged(atLeast:)``). With `keepaliveRequests`, nginx
 /// ends a connection after that many requests (HTTP/2: GOAWAY, as its default does after
 /// 1,000). Linux only, as ``HTTPSTests``.
 final class NginxFront: Sendable {
@@ -71,9 +71,17 @@ final class NginxFront: Sendable {
         process.stop()
     }
 
-    /// The protocol of every request so far, in order (`HTTP/2.0`, `HTTP/1.1`).
-    var protocolsLogged: [String] {
-        ((try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    /// The protocol of every request so far, in order (`HTTP/2.0`, `HTTP/1.1`), once at
+    /// least `count` are logged or 5 s have passed. nginx writes a request's line after it
+    /// has answered it, so a client may have exited before its request is in the log.
+    func protocolsLogged(atLeast count: Int) async throws -> [String] {
+        var lines: [String] = []
+        for _ in 0..<200 {
+            lines = ((try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            if lines.count >= count { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        return lines
     }
 
     private func waitUntilListening(_ port: Int) throws {
