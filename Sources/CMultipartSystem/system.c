@@ -5,6 +5,9 @@
 #include <pthread.h>
 #if defined(__linux__)
 #include <sys/uio.h>
+#include <sys/random.h>
+#elif defined(__APPLE__)
+#include <stdlib.h>
 #endif
 
 const void *cmultipart_memmem(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length) {
@@ -25,6 +28,27 @@ long cmultipart_pread_cached(int descriptor, void *buffer, size_t count, int64_t
 #else
     (void)descriptor; (void)buffer; (void)count; (void)offset;
     errno = EAGAIN;
+    return -1;
+#endif
+}
+
+int cmultipart_random_bytes(void *buffer, size_t count) {
+#if defined(__APPLE__)
+    arc4random_buf(buffer, count);
+    return 0;
+#elif defined(__linux__)
+    size_t filled = 0;
+    while (filled < count) {
+        ssize_t result = getrandom((char *)buffer + filled, count - filled, 0);
+        if (result > 0) {
+            filled += (size_t)result;
+        } else if (errno != EINTR) {
+            return -1;
+        }
+    }
+    return 0;
+#else
+    (void)buffer; (void)count;
     return -1;
 #endif
 }

@@ -47,7 +47,9 @@ public struct FormPostClient: Sendable {
         guard let plan = request.body?.plan else { return try await send(request, options: options, progress: progress) }
         switch resolve(strategy, length: plan.contentLength) {
         case .inMemory:
-            request.body = .bytes(try await plan.encodedBytes(), contentType: plan.contentType)
+            // The form's bytes, framed by its own boundary (no other is drawn for them).
+            let encoded = BodyPlan(boundary: plan.boundary, segments: [.bytes(try await plan.encodedBytes())])
+            request.body = RequestBody(plan: encoded, contentType: plan.contentType)
             return try await send(request, options: options, progress: progress)
         case .temporaryFile:
             let path = FileManager.default.temporaryDirectory.path + "/formpost-\(UUID().uuidString).multipart"

@@ -176,6 +176,44 @@ struct IntegrityTests {
         let boundaries = Set((0..<100).map { _ in Boundary.random().value })
         #expect(boundaries.count == 100)
         #expect(boundaries.allSatisfy { $0.hasPrefix("formpost-") && $0.count == 41 })
+        let digits = boundaries.map { $0.dropFirst("formpost-".count) }
+        #expect(digits.allSatisfy { $0.allSatisfy { "0123456789abcdef".contains($0) } })
+        // Every one of the 32 digits, in every position, takes many values across 100 draws.
+        for position in 0..<32 {
+            let values = Set(digits.map { $0[$0.index($0.startIndex, offsetBy: position)] })
+            #expect(values.count >= 8, "position \(position): \(values.sorted())")
+        }
+    }
+
+    @Test("a part's content is found to hold the delimiter exactly where CRLF + content holds it")
+    func delimiterSearch() {
+        let delimiter = Array("\r\n--ab".utf8)
+        let pieces = ["\r", "\n", "\r\n", "-", "--", "--a", "--ab", "a", "b"].map { Array($0.utf8) }
+        var generator = SystemRandomNumberGenerator()
+        var found = 0
+        for count in 0..<6 {
+            for _ in 0..<400 {
+                let content = (0..<count).flatMap { _ in pieces.randomElement(using: &generator)! }
+                let framed = [0x0D, 0x0A] + content
+                let expected = framed.count >= delimiter.count && (0...(framed.count - delimiter.count)).contains { framed[$0..<($0 + delimiter.count)].elementsEqual(delimiter) }
+                #expect(ByteSearch.containsDelimiter(content, delimiter: delimiter) == expected, "\(content)")
+                if expected { found += 1 }
+            }
+        }
+        #expect(found > 100)
+        #expect(ByteSearch.containsDelimiter(Array("--ab".utf8), delimiter: delimiter))
+        #expect(!ByteSearch.containsDelimiter(Array("\n--ab".utf8), delimiter: delimiter))
+    }
+
+    @Test("the length a form announces is the length of its bytes, empty or not, with any boundary", arguments: [0, 1, 3])
+    func announcedLength(parts: Int) async throws {
+        for boundary in [Boundary.random(), try Boundary("x"), try Boundary(String(repeating: "b", count: 70))] {
+            var form = MultipartForm(boundary: boundary)
+            for index in 0..<parts { form.append(name: "f\(index)", value: String(repeating: "v", count: index * 7)) }
+            let body = try await form.plan().encodedBytes()
+            #expect(form.contentLength == Int64(body.count))
+            #expect(try form.plan().contentLength == Int64(body.count))
+        }
     }
 
     @Test("header names that are not tokens and values with CR, LF or NUL are refused", arguments: [

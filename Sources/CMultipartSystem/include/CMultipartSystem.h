@@ -13,6 +13,11 @@ const void *_Nullable cmultipart_memmem(const void *_Nonnull haystack, size_t ha
 /// returns -1 with errno EAGAIN (the caller reads off its thread instead).
 long cmultipart_pread_cached(int descriptor, void *_Nonnull buffer, size_t count, int64_t offset);
 
+/// Fills `buffer` with `count` bytes of the system's cryptographic generator in one call
+/// where it can (`getrandom` on Linux, `arc4random_buf` on Apple platforms): 0, or -1 when
+/// the kernel offers no generator (the caller then uses another).
+int cmultipart_random_bytes(void *_Nonnull buffer, size_t count);
+
 /// Names the calling thread for debuggers and `top -H` (Linux keeps the first 15 bytes).
 void cmultipart_name_thread(const char *_Nonnull name);
 

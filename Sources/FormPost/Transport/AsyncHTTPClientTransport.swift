@@ -139,10 +139,10 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     public func send(_ request: TransportRequest) async throws -> UploadResponse {
         try Task.checkCancellation()
         if let configurationProblem { throw configurationProblem }
-        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
+        let origin = Origin(request.url)
+        guard origin.scheme == "http" || origin.scheme == "https", !origin.host.isEmpty else {
             throw UploadError.invalidURL(request.url.absoluteString)
         }
-        let origin = Origin(request.url)
         try await slots.take(origin)
         var answeredOverHTTP2: Bool?
         defer { slots.give(origin, answeredOverHTTP2: answeredOverHTTP2) }
@@ -152,7 +152,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         // ago than the pool keeps one: only then may a close before any answer be the
         // keep-alive race rather than a server that failed while it handled the request.
         let mayReuse = lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
-        let (response, version) = try await exchange(request, deadline: deadline, mayReuse: mayReuse)
+        let (response, version) = try await exchange(request, origin: origin, deadline: deadline, mayReuse: mayReuse)
         answeredOverHTTP2 = version.map { $0.major >= 2 }
         lastAnswered.withLock { $0[origin] = .now }
         return response
@@ -166,13 +166,13 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// `execute` (its progress counted when the answer begins), unless the exchange is a
     /// resumable one; so does a body with a rate cap, streamed; any other goes through the
     /// delegate API, whose progress counts what the connection wrote.
-    private func exchange(_ request: TransportRequest, deadline: NIODeadline, mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
+    private func exchange(_ request: TransportRequest, origin: Origin, deadline: NIODeadline, mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
         // Not for a resumable exchange (which does not ask for resends): its stall watch must
         // learn that the body is all written before the answer begins.
         let oneBuffer = request.maxBytesPerSecond == nil && request.marksClosedBeforeAnswer
             ? request.body.flatMap { Self.bytesInOneWrite($0.plan) } : nil
         if let body = request.body, request.maxBytesPerSecond == nil, oneBuffer == nil {
-            return try await sendThroughDelegate(request, body: body, deadline: deadline, mayReuse: mayReuse)
+            return try await sendThroughDelegate(request, body: body, origin: origin, deadline: deadline, mayReuse: mayReuse)
         }
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
@@ -219,12 +219,11 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// connection's: the pool then leases any idle connection (preferring one on that loop)
     /// and keeps it for the next request, as for AsyncHTTPClient's own `execute`. A request
     /// bound to a loop would get a connection of its own on it, closed as soon as it is idle.
-    private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, deadline: NIODeadline,
+    private func sendThroughDelegate(_ request: TransportRequest, body: RequestBody, origin: Origin, deadline: NIODeadline,
                                      mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
-        let origin = Origin(request.url)
         let eventLoop = requestLoops.loop(for: origin)
         defer { requestLoops.finished(origin) }
-        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, connectionLoops: client.eventLoopGroup, scheme: request.url.scheme)
+        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, connectionLoops: client.eventLoopGroup, scheme: origin.scheme)
         var headers = HTTPHeaders(request.headers)
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
         let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes, onPartSent: { regions.partSent() },
@@ -313,7 +312,12 @@ public final class AsyncHTTPClientTransport: UploadTransport {
 
     /// A version as curl names it: `2` for HTTP/2, `1.1`, `1.0`.
     private static func curlName(_ version: HTTPVersion) -> String {
-        version.major >= 2 ? String(version.major) : "\(version.major).\(version.minor)"
+        switch (version.major, version.minor) {
+        case (1, 1): "1.1"
+        case (2, _): "2"
+        case (1, 0): "1.0"
+        default: version.major >= 2 ? String(version.major) : "\(version.major).\(version.minor)"
+        }
     }
     /// Maps AsyncHTTPClient, NIO and Network.framework errors to ``UploadError``; body
     /// errors pass through.

@@ -4,7 +4,11 @@ import NIOHTTP1
 extension HTTPFields {
     /// The fields of NIO's `headers`, in order; a name that is not an HTTP token is dropped.
     init(_ headers: HTTPHeaders) {
-        self.init(headers.compactMap { name, value in HTTPField.Name(name).map { HTTPField(name: $0, value: value) } })
+        self.init()
+        reserveCapacity(headers.count)
+        for (name, value) in headers {
+            if let name = HTTPField.Name(name) { append(HTTPField(name: name, value: value)) }
+        }
     }
 }
 

@@ -38,6 +38,8 @@ public struct BodyPlan: Sendable {
     init(form: MultipartForm) throws {
         let boundary = form.boundary
         let checksContent = !boundary.isRandom
+        // `CRLF--boundary`: without its CRLF it opens the body's first line.
+        let delimiter = boundary.delimiter
         var segments: [BodySegment] = []
         var pending: [UInt8] = []
         func flush() {
@@ -46,11 +48,12 @@ public struct BodyPlan: Sendable {
         }
         for (index, part) in form.parts.enumerated() {
             let label = PartLabel(position: index + 1, name: part.name)
-            pending += form.delimiterLine(first: index == 0)
+            pending += index == 0 ? delimiter.dropFirst(2) : delimiter[...]
+            pending += [0x0D, 0x0A]
             pending += part.headerBlock
             switch part.body.storage {
             case .bytes(let bytes):
-                if MultipartForm.contains(bytes, delimiter: boundary.delimiter) {
+                if MultipartForm.contains(bytes, delimiter: delimiter) {
                     throw MultipartError.boundaryInContent(part: label, boundary: boundary.value)
                 }
                 if bytes.count <= Self.mergeLimit {
@@ -67,7 +70,8 @@ public struct BodyPlan: Sendable {
                 segments.append(.stream(StreamSegment(length: source.length, part: label, needsContentCheck: checksContent, source: source)))
             }
         }
-        pending += form.closingLine(empty: form.parts.isEmpty)
+        pending += form.parts.isEmpty ? delimiter.dropFirst(2) : delimiter[...]
+        pending += [0x2D, 0x2D, 0x0D, 0x0A]
         flush()
         self.init(boundary: boundary, segments: segments)
     }

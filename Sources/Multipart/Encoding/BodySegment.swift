@@ -69,9 +69,9 @@ public struct FileSlice: Sendable {
     }
 
     func openFile() throws -> SystemFile {
-        let file = try SystemFile.openForReading(path: path)
+        let (file, status) = try SystemFile.openRegularFile(path: path)
         do {
-            try verifySize(of: file)
+            try verify(status)
         } catch {
             file.close()
             throw error
@@ -85,6 +85,11 @@ public struct FileSlice: Sendable {
         guard let status = file.status() else {
             throw MultipartError.fileReadFailed(part: part, path: path, errno: errno)
         }
+        try verify(status)
+    }
+
+    /// Checks that `status` is the recorded file's, with the recorded size.
+    private func verify(_ status: SystemFile.Status) throws {
         if status.size != fileSize {
             throw MultipartError.fileSizeChanged(part: part, path: path, expected: fileSize, actual: status.size)
         }

@@ -38,12 +38,16 @@ public struct MultipartForm: Sendable {
 
     /// The exact byte count of the encoded body, or nil when a stream part has no declared length.
     public var contentLength: Int64? {
-        var total = Int64(0)
-        for (index, part) in parts.enumerated() {
+        // CRLF `--B` CRLF opens each part but the first, which lacks the leading CRLF;
+        // CRLF `--B--` CRLF closes, without its CRLF when the form is empty. Either way the
+        // closing line and the first part's missing CRLF add up to `--B--` CRLF.
+        let boundaryLength = Int64(boundary.value.utf8.count)
+        var total = boundaryLength + 6
+        for part in parts {
             guard let length = part.body.length else { return nil }
-            total += Int64(delimiterLine(first: index == 0).count + part.headerBlock.count) + length
+            total += boundaryLength + 6 + Int64(part.headerBlock.count) + length
         }
-        return total + Int64(closingLine(empty: parts.isEmpty).count)
+        return total
     }
 
     /// Appends a part with caller-supplied `headers` and `body`, written exactly as given.
@@ -149,14 +153,6 @@ public struct MultipartForm: Sendable {
     }
 
     // MARK: - Building blocks shared with the plan
-
-    func delimiterLine(first: Bool) -> [UInt8] {
-        Array((first ? "--\(boundary.value)\r\n" : "\r\n--\(boundary.value)\r\n").utf8)
-    }
-
-    func closingLine(empty: Bool) -> [UInt8] {
-        Array((empty ? "--\(boundary.value)--\r\n" : "\r\n--\(boundary.value)--\r\n").utf8)
-    }
 
     static func contains(_ bytes: [UInt8], delimiter: [UInt8]) -> Bool {
         ByteSearch.containsDelimiter(bytes, delimiter: delimiter)

@@ -6,20 +6,20 @@ public struct Part: Sendable {
     public let body: PartBody
     /// The field name, for error messages.
     let name: String?
+    /// The header block as written: every header line, then an empty line. Made once, when
+    /// the part is, as every plan of the form writes it.
+    let headerBlock: [UInt8]
 
     /// Creates a part from header fields and content.
     public init(headers: [HeaderField], body: PartBody) {
         self.headers = headers
         self.body = body
         self.name = Self.fieldName(in: headers)
-    }
-
-    /// The header block as written: every header line, then an empty line.
-    var headerBlock: [UInt8] {
         var block = [UInt8]()
-        for header in headers { block += header.line }
+        block.reserveCapacity(headers.reduce(2) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        for header in headers { header.write(to: &block) }
         block += [0x0D, 0x0A]
-        return block
+        self.headerBlock = block
     }
 
     private static func fieldName(in headers: [HeaderField]) -> String? {

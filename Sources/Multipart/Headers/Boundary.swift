@@ -13,17 +13,27 @@ public struct Boundary: Equatable, Hashable, Sendable, CustomStringConvertible {
 
     /// Creates a random boundary: `formpost-` followed by 32 hexadecimal digits (128 bits).
     public static func random() -> Boundary {
-        var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
-        var text = Array(randomPrefix.utf8)
-        for _ in 0..<2 {
-            var word = generator.next() as UInt64
-            for _ in 0..<16 {
-                text.append(digits[Int(word & 0xF)])
-                word >>= 4
+        let bits = SystemRandomBytes.next128()
+        let value = String(unsafeUninitializedCapacity: randomPrefix.utf8.count + 32) { text in
+            var count = 0
+            for byte in randomPrefix.utf8 {
+                text[count] = byte
+                count += 1
             }
+            for var word in [bits.low, bits.high] {
+                for _ in 0..<16 {
+                    text[count] = hexDigit(UInt8(truncatingIfNeeded: word & 0xF))
+                    word >>= 4
+                    count += 1
+                }
+            }
+            return count
         }
-        return Boundary(unchecked: String(decoding: text, as: UTF8.self), isRandom: true)
+        return Boundary(unchecked: value, isRandom: true)
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 + nibble : 0x61 + nibble - 10
     }
 
     /// Creates a caller-chosen boundary, validated per RFC 2046.

@@ -28,8 +28,13 @@ public struct HeaderField: Equatable, Hashable, Sendable {
         self.value = value
     }
 
-    /// The header's line as written: `Name: value` followed by CRLF.
-    var line: [UInt8] { Array("\(name): \(value)\r\n".utf8) }
+    /// Appends the header's line as written: `Name: value` followed by CRLF.
+    func write(to bytes: inout [UInt8]) {
+        bytes += name.utf8
+        bytes += [0x3A, 0x20]
+        bytes += value.utf8
+        bytes += [0x0D, 0x0A]
+    }
 
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {

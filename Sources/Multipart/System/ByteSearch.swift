@@ -12,8 +12,12 @@ enum ByteSearch {
     /// Whether `content`, as a part's content (preceded by the CRLF that ends its header
     /// block), contains `delimiter` (`CRLF--boundary`).
     static func containsDelimiter(_ content: [UInt8], delimiter: [UInt8]) -> Bool {
-        var scanner = DelimiterScanner(delimiter: delimiter)
-        return content.withUnsafeBytes { scanner.scan($0) }
+        let crlf: [UInt8] = [0x0D, 0x0A]
+        // A match that begins in the CRLF before the content: its last `inPrefix` bytes.
+        for inPrefix in 1...2 where delimiter.count > inPrefix {
+            if crlf.suffix(inPrefix).elementsEqual(delimiter.prefix(inPrefix)), content.starts(with: delimiter.dropFirst(inPrefix)) { return true }
+        }
+        return delimiter.withUnsafeBytes { needle in content.withUnsafeBytes { firstIndex(of: needle, in: $0) != nil } }
     }
 }
 

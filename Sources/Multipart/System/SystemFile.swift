@@ -39,6 +39,12 @@ package struct SystemFile {
     /// Opens `path` read-only without waiting (a FIFO swapped in would otherwise block),
     /// mapping the common failures to clear errors; refuses anything but a regular file.
     static func openForReading(path: String) throws -> SystemFile {
+        try openRegularFile(path: path).file
+    }
+
+    /// Opens `path` as ``openForReading(path:)`` does, with its size and identity as the
+    /// same `fstat` found them.
+    static func openRegularFile(path: String) throws -> (file: SystemFile, status: Status) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw openError(path: path, code: errno) }
         let file = SystemFile(descriptor: descriptor)
@@ -47,7 +53,7 @@ package struct SystemFile {
             file.close()
             throw MultipartError.notARegularFile(path: path)
         }
-        return file
+        return (file, Status(info))
     }
 
     private static func openError(path: String, code: Int32) -> MultipartError {
@@ -62,6 +68,13 @@ package struct SystemFile {
     func status() -> Status? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
+        return Status(info)
+    }
+}
+
+extension SystemFile.Status {
+    /// The size and identity `info` records.
+    init(_ info: stat) {
         #if canImport(Darwin)
         let modified = info.st_mtimespec
         #else
@@ -75,8 +88,11 @@ package struct SystemFile {
         #endif
         let identity = FileIdentity(device: device, inode: UInt64(info.st_ino),
                                     modificationSeconds: Int64(modified.tv_sec), modificationNanoseconds: Int64(modified.tv_nsec))
-        return Status(size: Int64(info.st_size), identity: identity)
+        self.init(size: Int64(info.st_size), identity: identity)
     }
+}
+
+extension SystemFile {
 
     /// Creates `path` for writing; refuses an existing file.
     static func createExclusively(path: String) throws -> SystemFile {
