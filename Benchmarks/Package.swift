@@ -28,6 +28,7 @@ let package = Package(
                 "CMemmemScan",
                 .product(name: "Multipart", package: "FormPost"),
                 .product(name: "FormPost", package: "FormPost"),
+                .product(name: "FormPostURLSession", package: "FormPost"),
                 .product(name: "FormPostServer", package: "FormPost"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -28,12 +28,9 @@ struct ResumableBenchmarks {
         let receiver = try UploadReceiver(configuration: configuration, logger: logger)
         let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tus: try TusReceiver(configuration: configuration, logger: logger),
                                   resumable: try ResumableUploadReceiver(receiver: receiver, logger: logger))
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = try server.application { continuation.yield($0) }
-        let serving = Task { try await application.run() }
-        defer { serving.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw BenchmarkFailure("the receiver did not start") }
+        let running = try await RunningServer(server)
+        defer { running.stop() }
+        let port = running.port
 
         let client = FormPostClient()
         var form = MultipartForm()

@@ -13,7 +13,10 @@ import NIOSSL
 /// sink in another process:
 /// - `small-http1`, `small-http1-16`: plaintext HTTP/1.1, one at a time and 16 at once;
 /// - `small-https-h1`: HTTPS through nginx (as `upload`'s rows), HTTP/1.1, one at a time;
-/// - `small-https-h2-16`: HTTPS through nginx, HTTP/2, 16 at once (one connection multiplexed).
+/// - `small-https-h2-16`: HTTPS through nginx, HTTP/2, 16 at once (one connection multiplexed);
+/// - `small-urlsession`, `small-urlsession-16`: the same on the URLSession transport
+///   (``SmallURLSessionBenchmarks``);
+/// - `small-tus`: 4 KiB files, each a new tus upload (``SmallResumableBenchmarks``).
 ///
 /// Each line's `seconds` is a median run of 1,000 uploads; requests per second go to
 /// standard error.
@@ -61,6 +64,10 @@ struct SmallUploadBenchmarks {
             Row(workload: "small-https-h2-16", url: URL(string: "https://localhost:\(endpoint.http2Port)/upload")!, configuration: https2, atOnce: 16, version: "2"),
         ]
         for row in rows { try await measure(row, form: form) }
+        try await SmallURLSessionBenchmarks(runs: runs, form: form, sinkPort: Int(port)).run()
+        #if os(Linux)
+        try await SmallResumableBenchmarks(runs: runs, file: file).run()
+        #endif
     }
 
     /// Times a run of ``uploads`` through FormPost against one through raw AsyncHTTPClient,
@@ -72,7 +79,7 @@ struct SmallUploadBenchmarks {
         rawConfiguration.redirectConfiguration = .disallow
         rawConfiguration.decompression = .disabled
         let raw = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: rawConfiguration)
-        do {
+        try await Self.shuttingDown(transport, raw) {
             let client = FormPostClient(transport: transport)
             // The same head fields and body bytes as FormPost sends.
             let request = try client.requestSerializer.multipartRequest(.post, row.url, form: form, headers: [:])
@@ -102,11 +109,14 @@ struct SmallUploadBenchmarks {
                     }
                 }
             })
-            let ours = Double(Self.uploads) / Measurement.median(times.ours)
-            let theirs = Double(Self.uploads) / Measurement.median(times.theirs)
-            FileHandle.standardError.write(Data("\(row.workload): \(Int(ours)) uploads/s; raw AsyncHTTPClient \(Int(theirs)) uploads/s\n".utf8))
-            BenchmarkResult(workload: row.workload, bytes: Int64(Self.uploads * body.readableBytes), ours: times.ours, reference: "AsyncHTTPClient execute",
-                            theirs: times.theirs, peakRSS: Measurement.peakRSS()).printLine()
+            Self.report(row.workload, times: times, uploadBytes: body.readableBytes, reference: "AsyncHTTPClient execute", referenceName: "raw AsyncHTTPClient")
+        }
+    }
+
+    /// Runs `body` with `transport` and `raw`, and shuts both down however it ends.
+    static func shuttingDown(_ transport: AsyncHTTPClientTransport, _ raw: HTTPClient, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
         } catch {
             try? await transport.shutdown()
             try? await raw.shutdown()
@@ -116,8 +126,17 @@ struct SmallUploadBenchmarks {
         try await raw.shutdown()
     }
 
+    /// Prints a row's uploads per second (standard error) and its JSON line.
+    static func report(_ workload: String, times: (ours: [Double], theirs: [Double]), uploadBytes: Int, reference: String, referenceName: String) {
+        let ours = Double(uploads) / Measurement.median(times.ours)
+        let theirs = Double(uploads) / Measurement.median(times.theirs)
+        FileHandle.standardError.write(Data("\(workload): \(Int(ours)) uploads/s; \(referenceName) \(Int(theirs)) uploads/s\n".utf8))
+        BenchmarkResult(workload: workload, bytes: Int64(uploads * uploadBytes), ours: times.ours, reference: reference,
+                        theirs: times.theirs, peakRSS: Measurement.peakRSS()).printLine()
+    }
+
     /// Runs `upload` ``uploads`` times, `atOnce` at a time.
-    private static func repeatUploads(atOnce: Int, _ upload: @escaping @Sendable () async throws -> Void) async throws {
+    static func repeatUploads(atOnce: Int, _ upload: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<uploads {
                 if index >= atOnce { try await group.next() }

@@ -14,9 +14,19 @@ import Foundation
 extension BodyPlan {
     /// The whole body in memory. With a known length it is produced into a single
     /// allocation of exactly ``contentLength`` bytes. Files are read on threads of their own,
-    /// never on the Swift concurrency pool.
+    /// never on the Swift concurrency pool — but a body of at most 256 KiB whose file bytes
+    /// the page cache holds is copied right there, as ``encodedBytes()`` does.
     public func encodedData() async throws -> Data {
-        try await BlockingIOExecutor.run { try await produceData() }
+        if !hasStreams, let length = contentLength, length <= Self.inlineEncodingLimit,
+           let bytes = try produceBytes(length: length, cachedOnly: true) {
+            return Data(bytes)
+        }
+        return try await BlockingIOExecutor.run { try await produceData() }
+    }
+
+    /// Whether a part's content comes from a stream.
+    private var hasStreams: Bool {
+        segments.contains { if case .stream = $0 { return true } else { return false } }
     }
 
     private func produceData() async throws -> Data {
@@ -56,7 +66,6 @@ extension BodyPlan {
     /// body of at most 256 KiB whose file bytes the page cache holds is copied right there,
     /// without waiting for the disk.
     public func encodedBytes() async throws -> [UInt8] {
-        let hasStreams = segments.contains { if case .stream = $0 { return true } else { return false } }
         guard !hasStreams, let length = contentLength else { return Array(try await encodedData()) }
         if length <= Self.inlineEncodingLimit, let bytes = try produceBytes(length: length, cachedOnly: true) { return bytes }
         return try await BlockingIOExecutor.run { try produceBytes(length: length, cachedOnly: false)! }
