@@ -23,19 +23,29 @@ final class StallWatch: Sendable {
         state.withLock { $0 = (.now, $0.bodySent || bodySent) }
     }
 
+    /// How often the watch is looked at: a quarter of its shorter limit, at least every second.
+    var checkInterval: Duration { min(limit / 4, answerLimit / 4, .seconds(1)) }
+
+    /// The stall `now` finds, if the request has made no progress for its limit.
+    func stall(at now: ContinuousClock.Instant) -> RequestStalled? {
+        let (last, bodySent) = state.withLock { $0 }
+        let limit = bodySent ? answerLimit : limit
+        return last.duration(to: now) >= limit ? RequestStalled(limit: limit, bodySent: bodySent) : nil
+    }
+
     /// Runs `operation`; throws ``RequestStalled`` (and cancels it) once it has made no
-    /// progress for ``limit``.
+    /// progress for ``limit``. ``StallTicker``'s thread looks at the watch; where no thread
+    /// can be started, a task of its own does.
     func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         touch()
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await operation() }
             group.addTask {
-                let step = min(self.limit / 4, self.answerLimit / 4, .seconds(1))
+                try await StallTicker.shared.waitForStall(of: self)
+                // No thread could be started for the ticker.
                 while true {
-                    try await Task.sleep(for: step)
-                    let (last, bodySent) = self.state.withLock { $0 }
-                    let limit = bodySent ? self.answerLimit : self.limit
-                    if last.duration(to: .now) >= limit { throw RequestStalled(limit: limit, bodySent: bodySent) }
+                    try await Task.sleep(for: self.checkInterval)
+                    if let stall = self.stall(at: .now) { throw stall }
                 }
             }
             defer { group.cancelAll() }

@@ -6,11 +6,11 @@ import Darwin
 
 /// A mutex with one condition, on POSIX threads: what `BlockingIOExecutor`'s threads wait
 /// on, without Foundation's `NSCondition` (not in FoundationEssentials).
-final class ConditionLock: @unchecked Sendable {
+package final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init() {
+    package init() {
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -23,17 +23,17 @@ final class ConditionLock: @unchecked Sendable {
     }
 
     /// Takes the lock.
-    func lock() { pthread_mutex_lock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
 
     /// Gives the lock back.
-    func unlock() { pthread_mutex_unlock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     /// Wakes one waiting thread.
-    func signal() { pthread_cond_signal(condition) }
+    package func signal() { pthread_cond_signal(condition) }
 
     /// Gives the lock back while waiting for a signal, up to `seconds`, then takes it again.
     /// False when the time ran out (waiters recheck their state either way).
-    func wait(seconds: Double) -> Bool {
+    package func wait(seconds: Double) -> Bool {
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         let whole = seconds.rounded(.down)

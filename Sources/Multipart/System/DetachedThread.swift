@@ -7,7 +7,7 @@ import CMultipartSystem
 
 /// Starts POSIX threads that nobody joins: `BlockingIOExecutor`'s, without Foundation's
 /// `Thread` (not in FoundationEssentials).
-enum DetachedThread {
+package enum DetachedThread {
     private final class Start {
         let name: String
         let body: () -> Void
@@ -19,7 +19,7 @@ enum DetachedThread {
 
     /// Runs `body` on a new thread named `name`.
     /// False when the system refused a thread (`body` does not run then).
-    static func start(name: String, _ body: @escaping () -> Void) -> Bool {
+    package static func start(name: String, _ body: @escaping () -> Void) -> Bool {
         let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
