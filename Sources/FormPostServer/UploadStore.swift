@@ -61,7 +61,13 @@ struct UploadStore: Sendable {
     /// The device of the file system `path` is on, or nil when it cannot be read.
     private static func device(of path: String) -> UInt64? {
         var status = stat()
-        return stat(path, &status) == 0 ? UInt64(status.st_dev) : nil
+        guard stat(path, &status) == 0 else { return nil }
+        // dev_t is a signed Int32 on Darwin: keep its bits, never trap on a negative one.
+        #if canImport(Darwin)
+        return UInt64(UInt32(bitPattern: status.st_dev))
+        #else
+        return UInt64(status.st_dev)
+        #endif
     }
 
     /// Moves every file of `old` (uploads kept before a state directory was configured) to

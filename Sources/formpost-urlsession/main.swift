@@ -2,6 +2,8 @@ import FormPostURLSession
 import FormpostCommand
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+#else
+import Foundation
 #endif
 
 // `formpost` with `--transport urlsession` available: where URLSession brings

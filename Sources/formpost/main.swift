@@ -1,5 +1,6 @@
 import FormpostCommand
 #if canImport(Darwin)
+import Foundation
 import FormPostURLSession
 
 // On Apple platforms URLSession is the system's: `--transport urlsession` costs nothing to offer.
