@@ -35,8 +35,9 @@ public struct ReceiverConfiguration: Sendable {
     public var idleUploadExpiry: Duration
     /// Where resumable uploads in progress are kept (`tus/` and `resumable/` in it), so that
     /// `directory` holds stored files only; nil keeps them in `directory`'s hidden `.tus/`
-    /// and `.resumable/`. It must be on the same file system as `directory` (a completed
-    /// upload is renamed into place): a receiver refuses to start otherwise
+    /// and `.resumable/`. It must be on the same file system and mount as `directory` (a
+    /// completed upload is hard-linked into place): a receiver tries such a link at start
+    /// and refuses to start otherwise
     /// (``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)``). Uploads in progress
     /// found in the hidden directories are moved there at start.
     public var stateDirectory: String?

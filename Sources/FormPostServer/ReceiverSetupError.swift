@@ -4,15 +4,23 @@ public enum ReceiverSetupError: Error, Equatable, Sendable, CustomStringConverti
     /// would take every request.
     case invalidBasePath(String)
     /// The state directory of resumable uploads is not on the file system of the storage
-    /// directory, so a completed upload could not be renamed into place.
+    /// directory (or is mounted apart from it), so a completed upload could not be linked
+    /// into place.
     case stateDirectoryOnAnotherFileSystem(String)
+    /// Resumable uploads cannot be kept at the path given: a file cannot be made there, a
+    /// file of the state directory cannot be hard-linked into the storage directory (a file
+    /// system without hard links), or uploads kept in a hidden directory cannot be moved to
+    /// the state directory. `reason` says which, with the system's error.
+    case resumableStorageUnusable(String, reason: String)
 
     public var description: String {
         switch self {
         case .invalidBasePath(let path):
             return "\"\(path)\" cannot be the base path of resumable uploads: give a path below /, such as /files."
         case .stateDirectoryOnAnotherFileSystem(let path):
-            return "the state directory \(path) is not on the storage directory's file system: completed uploads are renamed from one to the other"
+            return "the state directory \(path) is not on the storage directory's file system, or is mounted apart from it: completed uploads are linked from one into the other"
+        case .resumableStorageUnusable(let path, let reason):
+            return "resumable uploads cannot be kept in \(path): \(reason)"
         }
     }
 

@@ -40,7 +40,10 @@ struct UploadStore: Sendable {
     /// It blocks on the file system.
     ///
     /// - Throws: ``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)`` when
-    ///   `stateRoot` is not on `directory`'s file system; errors of making the directories.
+    ///   `stateRoot` is not on `directory`'s file system;
+    ///   ``ReceiverSetupError/resumableStorageUnusable(_:reason:)`` when a completed upload
+    ///   could not be linked into `directory`, or uploads not moved; errors of making the
+    ///   directories.
     init(directory: String, stateRoot: String?, name: String, fileMode: UInt16) throws {
         self.directory = directory
         let hidden = directory + "/." + name
@@ -48,35 +51,51 @@ struct UploadStore: Sendable {
         self.fileMode = fileMode
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        try Self.probeLink(from: stateDirectory, to: directory)
         if stateDirectory != hidden {
-            guard Self.device(of: stateDirectory) == Self.device(of: directory) else {
-                throw ReceiverSetupError.stateDirectoryOnAnotherFileSystem(stateDirectory)
-            }
             try Self.moveUploads(from: hidden, to: stateDirectory)
         }
         self.census = UploadCensus()
         takeCensus()
     }
 
-    /// The device of the file system `path` is on, or nil when it cannot be read.
-    private static func device(of path: String) -> UInt64? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        // dev_t is a signed Int32 on Darwin: keep its bits, never trap on a negative one.
-        #if canImport(Darwin)
-        return UInt64(UInt32(bitPattern: status.st_dev))
-        #else
-        return UInt64(status.st_dev)
-        #endif
+    /// Links a new file of `stateDirectory` into `directory` and removes both, as storing a
+    /// completed upload links its data: a state directory on another file system, or
+    /// mounted apart from `directory` (a bind mount shares the device and still refuses
+    /// links across it), or a file system without hard links is refused here, at start,
+    /// rather than when the first upload completes.
+    ///
+    /// - Throws: ``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)`` when the link
+    ///   crosses file systems (`EXDEV`); ``ReceiverSetupError/resumableStorageUnusable(_:reason:)``
+    ///   when it fails otherwise.
+    private static func probeLink(from stateDirectory: String, to directory: String) throws {
+        let name = ".link-probe-" + randomName()
+        let source = stateDirectory + "/" + name, target = directory + "/" + name
+        let descriptor = open(source, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw ReceiverSetupError.resumableStorageUnusable(stateDirectory, reason: "cannot create a file in it (\(String(cString: strerror(errno))))")
+        }
+        close(descriptor)
+        defer { unlink(source) }
+        guard link(source, target) == 0 else {
+            let failure = errno
+            if failure == EXDEV { throw ReceiverSetupError.stateDirectoryOnAnotherFileSystem(stateDirectory) }
+            throw ReceiverSetupError.resumableStorageUnusable(directory, reason: "cannot link a file of \(stateDirectory) into it, as completing an upload does (\(String(cString: strerror(failure))))")
+        }
+        unlink(target)
     }
 
-    /// Moves every file of `old` (uploads kept before a state directory was configured) to
-    /// `new` by rename, then removes `old`. A file whose name `new` already holds stays.
+    /// Moves the files of uploads in `old` (kept before a state directory was configured:
+    /// names that begin with an upload's ID) to `new` by rename, then removes `old` if that
+    /// emptied it. A file whose name `new` already holds stays, and so does anything else
+    /// (the state directory itself, when it was put inside `old`).
     private static func moveUploads(from old: String, to new: String) throws {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: old) else { return }
-        for name in names where access(new + "/" + name, F_OK) != 0 {
+        for name in names where isValidID(name.prefix { $0 != "." }) && access(new + "/" + name, F_OK) != 0 {
             guard rename(old + "/" + name, new + "/" + name) == 0 else {
-                throw ReceiverFailure.storing("cannot move \(old)/\(name) to \(new)", errno: errno)
+                let failure = errno
+                if failure == EXDEV { throw ReceiverSetupError.stateDirectoryOnAnotherFileSystem(new) }
+                throw ReceiverSetupError.resumableStorageUnusable(new, reason: "cannot move \(old)/\(name) into it (\(String(cString: strerror(failure))))")
             }
         }
         rmdir(old)

@@ -29,12 +29,15 @@ struct SiblingExecutable {
     }
 
     /// Replaces this process with the sibling, given this process's arguments (its own
-    /// name first, the rest unchanged). Returns only if it could not: with `errno` set.
-    func exec(arguments: [String]) {
-        guard let path else { return }
+    /// name first, the rest unchanged). Returns only if it could not: nil when no sibling
+    /// is there, else why running it failed (the path and the system's error).
+    func exec(arguments: [String]) -> String? {
+        guard let path else { return nil }
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments.dropFirst()).map { strdup($0) }
         argv.append(nil)
         execv(path, argv)
+        let reason = String(cString: strerror(errno))
         for pointer in argv { free(pointer) }
+        return "cannot run \(path): \(reason)"
     }
 }

@@ -183,7 +183,9 @@ struct UploadCommand: AsyncParsableCommand {
                 throw UsageError("--cacert, -k, --cert and -x need the default transport (URLSession takes trust and proxies from the system)")
             }
             if let make = URLSessionTransportFactory.current { return make(connection.connectTimeout) }
-            SiblingExecutable(name: "formpost-urlsession").exec(arguments: CommandLine.arguments)
+            if let failure = SiblingExecutable(name: "formpost-urlsession").exec(arguments: CommandLine.arguments) {
+                throw UsageError("--transport urlsession: \(failure)")
+            }
             throw UsageError("--transport urlsession needs formpost-urlsession beside formpost (swift build --product formpost-urlsession): formpost itself does not load FoundationNetworking")
         }
         // A transport of its own even without options: the command's connections fail at

@@ -89,6 +89,45 @@ struct StateDirectoryTests {
         }
         let same = ReceiverConfiguration(directory: tmpfs.path + "/files", stateDirectory: tmpfs.path + "/state")
         _ = try TusReceiver(configuration: same, expiry: .seconds(60))
+        #expect(contents(tmpfs.path + "/files") == [], "the link tried at start leaves nothing")
+        #expect(contents(tmpfs.path + "/state/tus") == [])
     }
+
+    @Test("a state directory bind-mounted from the storage directory's own file system (one device, but no links across mounts) is refused at start")
+    func bindMountIsRefused() throws {
+        let storage = try SampleDirectory()
+        let elsewhere = try SampleDirectory()
+        let bind = try BindMount(of: elsewhere.path)
+        var status = stat(), other = stat()
+        #expect(stat(storage.path, &status) == 0 && stat(bind.path, &other) == 0 && status.st_dev == other.st_dev,
+                "the bind mount shares the storage directory's device, which is what a comparison of devices would have let through")
+        let configuration = ReceiverConfiguration(directory: storage.path, stateDirectory: bind.path + "/state")
+        #expect(throws: ReceiverSetupError.stateDirectoryOnAnotherFileSystem(bind.path + "/state/tus")) {
+            try TusReceiver(configuration: configuration, expiry: .seconds(60))
+        }
+        #expect(contents(storage.path).filter { $0.hasPrefix(".link-probe") } == [])
+    }
+
     #endif
+
+    @Test("a state directory put inside the hidden .tus/ of a receiver that kept uploads there: they move into it and resume, and nothing else moves")
+    func stateDirectoryInsideTheHiddenOne() async throws {
+        let storage = try SampleDirectory()
+        let content = Array("kept, moved within, completed".utf8)
+        let url = try await withUploadServer(directory: storage.path, resumableExpiry: .seconds(3600)) { port in
+            (try await begin(port: port, length: content.count, first: Array(content[..<4])), port)
+        }
+        let configuration = ReceiverConfiguration(directory: storage.path, stateDirectory: storage.path + "/.tus")
+        try await withUploadServer(directory: storage.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
+            let id = String(url.0.split(separator: "/").last!)
+            #expect(contents(storage.path + "/.tus") == ["resumable", "tus"])
+            #expect(contents(storage.path + "/.tus/tus") == [id + ".data", id + ".json"])
+            let moved = url.0.replacingOccurrences(of: ":\(url.1)/", with: ":\(port)/")
+            let rest = try await tus("PATCH", moved, body: Array(content[4...]), headers: [HTTPField.Name("Upload-Offset")!: "4"])
+            #expect(rest.status == 204)
+            let stored = contents(storage.path).filter { !$0.hasPrefix(".") }
+            #expect(stored.count == 1)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: storage.path + "/" + (stored.first ?? "none"))) == Data(content))
+        }
+    }
 }

@@ -37,19 +37,24 @@ public struct StringResponseSerializer: ResponseSerializer {
     private func text(_ data: Data, _ encoding: String.Encoding, named name: String, _ response: UploadResponse) throws -> String {
         if let text = String(data: data, encoding: encoding) { return text }
         if encoding == .windowsCP1252 { return Windows1252.decode(data) }
+        #if canImport(FoundationEssentials)
         if !Self.decodedWithoutICU.contains(encoding) {
             // FoundationEssentials decodes the others only once ICU is loaded: by a program
-            // that imports Foundation (or FormPostFoundation).
+            // that imports Foundation (or FormPostFoundation). With Foundation itself (Apple
+            // platforms), a failure is the body's alone.
             throw UploadError.decodingFailed("the body is not valid \(name) text, or this program does not load ICU (import FormPostFoundation or Foundation to decode \(name))", body: response.body)
         }
+        #endif
         throw UploadError.decodingFailed("the body is not valid \(name) text", body: response.body)
     }
 
+    #if canImport(FoundationEssentials)
     /// What FoundationEssentials decodes by itself (Windows-1252 is FormPost's own).
     private static let decodedWithoutICU: [String.Encoding] = [
         .utf8, .utf16, .utf16BigEndian, .utf16LittleEndian, .utf32, .utf32BigEndian, .utf32LittleEndian,
         .ascii, .isoLatin1, .macOSRoman, .windowsCP1252,
     ]
+    #endif
 }
 
 extension ResponseSerializer where Self == StringResponseSerializer {

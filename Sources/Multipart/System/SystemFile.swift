@@ -30,9 +30,8 @@ package struct SystemFile {
         var info = stat()
         guard stat(path, &info) == 0 else { throw openError(path: path, code: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw MultipartError.notARegularFile(path: path) }
-        let file = try openForReading(path: path)
-        defer { file.close() }
-        guard let status = file.status() else { throw MultipartError.fileNotReadable(path: path, errno: errno) }
+        let (file, status) = try openRegularFile(path: path)
+        file.close()
         return status
     }
 
