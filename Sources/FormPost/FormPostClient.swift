@@ -37,7 +37,7 @@ public struct FormPostClient: Sendable {
     /// Uploads `form` to `url` with `method` (POST, PUT or PATCH).
     ///
     /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD, any
-    ///   ``Multipart/MultipartError`` from the body, and transport errors as ``UploadError``.
+    ///   `MultipartError` from the body, and transport errors as ``UploadError``.
     public func upload(
         _ form: MultipartForm, to url: URL, method: RequestMethod = .post, headers: HTTPFields = [:],
         strategy: EncodingStrategy = .default, options: UploadOptions = UploadOptions(),

@@ -1,7 +1,7 @@
 import Multipart
 import NIOCore
 
-/// A ``MultipartParser`` fed NIO buffers: each is parsed where it lies, and content comes
+/// A `MultipartParser` fed NIO buffers: each is parsed where it lies, and content comes
 /// out as slices of it (a delimiter's first bytes held back at a buffer's end, when they
 /// turn out to be content, are the only bytes copied).
 struct ByteBufferMultipartParser {
@@ -37,7 +37,7 @@ struct ByteBufferMultipartParser {
 
     /// Declares the end of the body.
     ///
-    /// - Throws: ``MultipartError/malformedBody(reason:)`` when the closing delimiter was not read.
+    /// - Throws: `MultipartError/malformedBody(reason:)` when the closing delimiter was not read.
     mutating func finish() throws {
         try parser.finish()
     }

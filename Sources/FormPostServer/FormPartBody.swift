@@ -22,7 +22,7 @@ public struct FormPartBody: AsyncSequence {
 
         /// The next piece of content; nil at the part's end.
         ///
-        /// - Throws: ``MultipartError`` for a malformed body or a limit crossed, or the body's own error.
+        /// - Throws: `MultipartError` for a malformed body or a limit crossed, or the body's own error.
         public mutating func next() async throws -> ByteBuffer? {
             try await source.nextContent(ofPart: part)
         }
@@ -30,7 +30,7 @@ public struct FormPartBody: AsyncSequence {
 
     /// The whole content in one buffer (for a text field, say).
     ///
-    /// - Throws: ``MultipartError/limitExceeded(limit:value:)`` (`maxPartBytes`) when it holds more
+    /// - Throws: `MultipartError/limitExceeded(limit:value:)` (`maxPartBytes`) when it holds more
     ///   than `maxBytes`, and the errors of reading.
     public func collect(upTo maxBytes: Int) async throws -> ByteBuffer {
         var collected = ByteBuffer()

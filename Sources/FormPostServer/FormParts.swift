@@ -19,7 +19,7 @@ import NIOCore
 ///
 /// The body is read once, as the loop asks for more: memory holds the buffer being read
 /// and a header block at most. A part's content must be read before the next part is
-/// asked for; what is left of it is skipped. The parser is ``MultipartParser``, with its
+/// asked for; what is left of it is skipped. The parser is `MultipartParser`, with its
 /// limits; a body that ends before its closing delimiter throws at the end of the loop.
 /// Content buffers are slices of the buffers received, not copies.
 public struct FormParts<Body: AsyncSequence>: AsyncSequence where Body.Element == ByteBuffer {
@@ -31,7 +31,7 @@ public struct FormParts<Body: AsyncSequence>: AsyncSequence where Body.Element =
 
     /// The parts of `body`, a body of type `contentType` (`multipart/…; boundary=…`).
     ///
-    /// - Throws: ``MultipartError/missingBoundary(contentType:)``.
+    /// - Throws: `MultipartError/missingBoundary(contentType:)`.
     public init(contentType: String, body: Body, limits: MultipartParserLimits = MultipartParserLimits()) throws {
         self.body = body
         self.parser = try MultipartParser(contentType: contentType, limits: limits)
@@ -48,7 +48,7 @@ public struct FormParts<Body: AsyncSequence>: AsyncSequence where Body.Element =
 
         /// The next part, after what is left of the previous one; nil after the last.
         ///
-        /// - Throws: ``MultipartError`` for a malformed body or a limit crossed, or the body's own error.
+        /// - Throws: `MultipartError` for a malformed body or a limit crossed, or the body's own error.
         public mutating func next() async throws -> FormPart? {
             guard let (head, number) = try await reader.nextPart() else { return nil }
             return FormPart(head: head, body: FormPartBody(source: reader, part: number))
@@ -59,7 +59,7 @@ public struct FormParts<Body: AsyncSequence>: AsyncSequence where Body.Element =
 extension Request {
     /// The parts of this request's `multipart/form-data` body (see ``FormParts``).
     ///
-    /// - Throws: ``MultipartError/missingBoundary(contentType:)`` when the request is not multipart.
+    /// - Throws: `MultipartError/missingBoundary(contentType:)` when the request is not multipart.
     public func formParts(limits: MultipartParserLimits = MultipartParserLimits()) throws -> FormParts<RequestBody> {
         try FormParts(contentType: headers[.contentType] ?? "", body: body, limits: limits)
     }

@@ -29,7 +29,7 @@ struct FormStreamSplitter {
     /// The pieces that the form's next bytes, `input`, complete: the bytes held back
     /// before and those of `input` that are now classified, in order.
     ///
-    /// - Throws: ``MultipartError`` when the form is malformed or past a limit.
+    /// - Throws: `MultipartError` when the form is malformed or past a limit.
     mutating func feed(_ input: ByteBuffer) throws -> [FormStreamPiece] {
         let inputStart = fed
         let start = classified
@@ -80,7 +80,7 @@ struct FormStreamSplitter {
 
     /// Declares the end of the form.
     ///
-    /// - Throws: ``MultipartError/malformedBody(reason:)`` when the closing delimiter was not read.
+    /// - Throws: `MultipartError/malformedBody(reason:)` when the closing delimiter was not read.
     mutating func finish() throws {
         try parser.finish()
     }

@@ -16,7 +16,7 @@ struct FormUploadProgress {
 
     /// A new form's, parsed with `configuration`'s limits.
     ///
-    /// - Throws: ``MultipartError`` when `contentType` has no boundary.
+    /// - Throws: `MultipartError` when `contentType` has no boundary.
     init(contentType: String, configuration: ReceiverConfiguration) throws {
         splitter = FormStreamSplitter(try MultipartParser(contentType: contentType, limits: configuration.parserLimits))
         receipt = FormReceiptBuilder(configuration: configuration)

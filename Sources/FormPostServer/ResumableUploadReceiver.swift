@@ -20,7 +20,7 @@ import ResumableHTTP
 /// appends at that offset, `DELETE` cancels it, `OPTIONS` tells the limits.
 ///
 /// When the last byte has arrived, the representation is answered as one request would
-/// have been: a `multipart/form-data` body gets the ``Receipt`` the ``UploadReceiver``
+/// have been: a `multipart/form-data` body gets the `Receipt` the ``UploadReceiver``
 /// answers, with the same limits; any other representation is stored as one file (named
 /// by its `Content-Disposition`), with its SHA-256. A form is parsed as its appends arrive,
 /// each file part's content written once, to a file of its own, which completion moves
@@ -48,12 +48,12 @@ import ResumableHTTP
 /// request moves what is left.
 ///
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
-/// `maxUploadsInProgressPerClient` created from one client address (``ClientAddress``: the
+/// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
 /// connection's peer, so behind a reverse proxy every client counts as the proxy); past
 /// either, creation answers 503 with `Retry-After`. An upload that has received no byte
 /// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
 /// empty does not hold its place for a day. The states of complete uploads are kept, at
-/// most `maxUploadsInProgress` (``UploadAdmission``).
+/// most `maxUploadsInProgress` (`UploadAdmission`).
 public struct ResumableUploadReceiver: Sendable {
     /// Where upload resources live: `basePath/ID`.
     public let basePath: String
@@ -163,7 +163,7 @@ public struct ResumableUploadReceiver: Sendable {
     // MARK: - Requests
 
     /// A request to a target that asks for a resumable upload: the upload resource is
-    /// created for `client` (its address) if ``UploadAdmission`` takes it (and announced at
+    /// created for `client` (its address) if `UploadAdmission` takes it (and announced at
     /// once in a 104), then the request's content appended.
     private func create(_ request: Request, channel: (any Channel)?, client: String?, version: Int?) async throws -> Response {
         guard request.method == .post || request.method == .put else {

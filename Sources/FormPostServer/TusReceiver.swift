@@ -23,7 +23,7 @@ import ResumableHTTP
 /// expiration, checksum) under ``basePath``: `POST` creates an upload, `HEAD` tells its
 /// offset, `PATCH` appends at that offset, `DELETE` ends it, `OPTIONS` says what the server
 /// supports, and `GET` on an upload answers its state and, once complete, the stored file
-/// as in a ``Receipt``. A `POST` with `X-HTTP-Method-Override` is taken for the method it names.
+/// as in a `Receipt`. A `POST` with `X-HTTP-Method-Override` is taken for the method it names.
 ///
 /// Every byte written to the upload's file counts, also from a request that was cut: a
 /// client asks for the offset and goes on from there — unless the append carries an
@@ -44,12 +44,12 @@ import ResumableHTTP
 /// never answers 0 while a completion runs.
 ///
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
-/// `maxUploadsInProgressPerClient` created from one client address (``ClientAddress``: the
+/// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
 /// connection's peer, so behind a reverse proxy every client counts as the proxy); past
 /// either, creation answers 503 with `Retry-After`. An upload that has received no byte
 /// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
 /// empty does not hold its place for a day. The states of complete uploads are kept, at
-/// most `maxUploadsInProgress` (``UploadAdmission``).
+/// most `maxUploadsInProgress` (`UploadAdmission`).
 public struct TusReceiver: Sendable {
     /// The path uploads are created at; each lives at `basePath/ID`.
     public let basePath: String
@@ -168,7 +168,7 @@ public struct TusReceiver: Sendable {
 
     // MARK: - Requests
 
-    /// `POST`: creates an upload for `client` (its address), if ``UploadAdmission`` takes it.
+    /// `POST`: creates an upload for `client` (its address), if `UploadAdmission` takes it.
     private func create(_ request: Request, client: String?) async throws -> Response {
         guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length >= 0 else {
             throw TusFailure(.badRequest, "Upload-Length is missing or not a size (deferred lengths are not supported)")

@@ -34,7 +34,7 @@ struct TusUploadInfo: Codable, Equatable {
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).
     var metadataValues: [String: String] { TusMetadata.decode(metadata ?? "") }
 
-    /// This upload, `id`, stored as `completion` says: its ``file`` as a ``Receipt`` names it.
+    /// This upload, `id`, stored as `completion` says: its ``file`` as a `Receipt` names it.
     func completed(id: String, as completion: UploadCompletion) -> TusUploadInfo {
         let values = metadataValues
         var done = self

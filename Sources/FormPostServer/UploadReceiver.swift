@@ -9,7 +9,7 @@ import Multipart
 import NIOCore
 
 /// Receives `POST` `multipart/form-data` on any path, streaming each file part to disk
-/// with its SHA-256, and answers a JSON ``Receipt``. Errors answer JSON `{"error": …}`:
+/// with its SHA-256, and answers a JSON `Receipt`. Errors answer JSON `{"error": …}`:
 /// 413 for a crossed limit, 400 for a malformed body, 415 for another content type,
 /// 405 for another method, 500 (with a generic message; the detail goes to the log) when
 /// files cannot be stored. A failed or aborted request leaves no file behind. Reading

@@ -43,7 +43,7 @@ final class BlockingBodyReader: @unchecked Sendable {
     /// Fills `target` with the body's next bytes, blocking while a stream part's bytes are
     /// awaited; returns the count, 0 at the end of the body.
     ///
-    /// - Throws: the body's error (a ``Multipart/MultipartError``), or `CancellationError`
+    /// - Throws: the body's error (a `MultipartError`), or `CancellationError`
     ///   once ``cancel()`` was called.
     func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !target.isEmpty else { return 0 }

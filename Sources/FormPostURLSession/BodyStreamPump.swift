@@ -7,7 +7,7 @@ import Synchronization
 /// thread of Swift's cooperative pool, since writes block until the reader makes room.
 ///
 /// This is how URLSession gets a streamed body on Apple platforms: it reads the input end
-/// of a bound stream pair while the pump writes into the output end (``StreamedUploadBody``).
+/// of a bound stream pair while the pump writes into the output end (`StreamedUploadBody`).
 ///
 /// The pump ends in one of four ways (``Outcome``):
 /// - the whole body was written, and the sink closed (its reader sees the end);

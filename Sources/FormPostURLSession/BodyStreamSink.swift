@@ -1,5 +1,5 @@
 import FormPost
-/// Where a ``BodyStreamPump`` writes a body's bytes: on Apple platforms the output end of a
+/// Where a `BodyStreamPump` writes a body's bytes: on Apple platforms the output end of a
 /// bound stream pair whose input end URLSession reads (``OutputStreamSink``); in tests, memory.
 ///
 /// A sink is used by the pump's thread only, and its calls may block that thread.

@@ -6,7 +6,7 @@ import Synchronization
 
 /// A body plan as a Foundation `InputStream`, for URLSession's streamed uploads on Linux
 /// (FoundationNetworking reads it on its own thread; on Apple platforms URLSession gets the
-/// input end of a bound stream pair instead: ``StreamedUploadBody``). Memory and file bytes
+/// input end of a bound stream pair instead: `StreamedUploadBody`). Memory and file bytes
 /// are read on the calling thread; a stream part's bytes are awaited on a task while the
 /// calling thread waits (``BlockingBodyReader``).
 ///

@@ -8,10 +8,10 @@ import Multipart
 ///
 /// - On Apple platforms URLSession reads the input end of a bound stream pair
 ///   (`Stream.getBoundStreams`), the supported way to stream a body of one's own; a
-///   ``BodyStreamPump`` writes the plan into the output end on a dedicated thread, and
+///   `BodyStreamPump` writes the plan into the output end on a dedicated thread, and
 ///   cancels the task through `onFailure` when the body fails.
 /// - On Linux (swift-corelibs-foundation has no bound pairs, and sends an empty body for a
-///   stream opened on a pipe) URLSession reads a ``PlanInputStream`` on its own thread; a
+///   stream opened on a pipe) URLSession reads a `PlanInputStream` on its own thread; a
 ///   failing body fails the read, which aborts the transfer (`onFailure` is not used: a
 ///   task cancelled from within its own read would wait for that read to end).
 final class StreamedUploadBody: @unchecked Sendable {

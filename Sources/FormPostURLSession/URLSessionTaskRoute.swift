@@ -28,7 +28,7 @@ struct URLSessionTaskRoute: Equatable, Sendable {
         case uploadFromFile
         /// `uploadTask(with:from:)`: the body encoded in memory.
         case uploadFromData
-        /// `uploadTask(withStreamedRequest:)`: the body produced as it is sent (``StreamedUploadBody``).
+        /// `uploadTask(withStreamedRequest:)`: the body produced as it is sent (`StreamedUploadBody`).
         case uploadStreamed
         /// `dataTask(with:)`: no body.
         case bodiless

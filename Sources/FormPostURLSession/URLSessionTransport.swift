@@ -8,24 +8,24 @@ import Synchronization
 
 /// A transport on URLSession (FoundationNetworking on Linux, native on Apple platforms).
 ///
-/// How each request goes is decided in one place, ``URLSessionTaskRoute``: bodies of known
+/// How each request goes is decided in one place, `URLSessionTaskRoute`: bodies of known
 /// length up to `inMemoryLimit` are sent as data; larger ones, and those of unknown
-/// length, are produced from the plan as they are sent (``StreamedUploadBody``): on Apple
+/// length, are produced from the plan as they are sent (`StreamedUploadBody`): on Apple
 /// platforms URLSession reads the input end of a bound stream pair that a dedicated thread
-/// writes (``BodyStreamPump``), on Linux an `InputStream` of the plan (``PlanInputStream``).
+/// writes (`BodyStreamPump`), on Linux an `InputStream` of the plan (`PlanInputStream`).
 /// URLSession's `needNewBodyStream` gets a fresh one each time. On Linux FoundationNetworking
 /// sends stream bodies chunked, so they go without `Content-Length` there.
 ///
 /// A body that fails while it is sent — a file that changed size, a stream part that
 /// yielded more or fewer bytes than declared — ends the exchange with that
-/// ``Multipart/MultipartError``, not a transport error: each exchange keeps the failure
+/// `MultipartError`, not a transport error: each exchange keeps the failure
 /// record of the stream URLSession was last given, and reads it first when the task
 /// completes. (The task's `originalRequest` cannot tell: URLSession ignores its body
 /// stream for streamed uploads and asks the delegate instead.)
 ///
-/// Progress comes from `didSendBodyData`. Redirects are returned to ``FormPostClient``,
+/// Progress comes from `didSendBodyData`. Redirects are returned to `FormPostClient`,
 /// which decides whether the body is sent again and which header fields follow
-/// (``RedirectRule``) — except on background sessions, see below.
+/// (`RedirectRule`) — except on background sessions, see below.
 ///
 /// With `uploadsFromFile` (always so for background sessions), every body is sent with
 /// `uploadTask(with:fromFile:)`, as background sessions require and Alamofire does: a raw
@@ -34,15 +34,15 @@ import Synchronization
 ///
 /// ## Background sessions (Apple platforms)
 ///
-/// A transport made by ``background(identifier:)`` (or on any configuration with an
+/// A transport made by `background(identifier:)` (or on any configuration with an
 /// identifier) differs in two ways:
 /// - The system follows redirects itself and never calls
 ///   `urlSession(_:task:willPerformHTTPRedirection:newRequest:completionHandler:)`, so
-///   ``FormPostClient``'s redirect handling is bypassed: it sees only the final answer.
+///   `FormPostClient`'s redirect handling is bypassed: it sees only the final answer.
 ///   `UploadOptions.maxRedirects` (even 0) and `keepsCredentialsAcrossOrigins` have no
 ///   effect; the body is not re-sent from the plan on 307/308, and `Authorization`,
 ///   `Cookie` and `Proxy-Authorization` are not dropped on a redirect to another origin
-///   by ``RedirectRule``: whatever the system does applies instead. Use an ordinary
+///   by `RedirectRule`: whatever the system does applies instead. Use an ordinary
 ///   transport where a redirect may lead to another origin with credentials.
 /// - Background sessions run upload tasks from a file, and data tasks only while the app
 ///   is not suspended. So requests without a body (a tus `HEAD` or `DELETE`, the `GET`
@@ -56,14 +56,14 @@ import Synchronization
 /// On iOS 17, macOS 14 and later, URLSession itself speaks an early version of the draft
 /// (draft-ietf-httpbis-resumable-upload-01) with servers that support it, resuming upload
 /// tasks after short interruptions on its own, and may add its own `Upload-*` fields
-/// beside those ``ResumableUploader`` sets. This transport sends every request as FormPost
+/// beside those `ResumableUploader` sets. This transport sends every request as FormPost
 /// built it: it adds, removes or rewrites no `Upload-Complete`, `Upload-Incomplete`,
 /// `Upload-Offset`, `Upload-Length` or `Upload-Draft-Interop-Version` field, implements no
 /// `urlSession(_:task:needNewBodyStreamFrom:completionHandler:)` (bodies are produced from
 /// their start only) and uses no resume data; Apple documents no way to turn URLSession's
-/// own resumption off. FormPost's resumable uploaders (``ResumableUploader`` for the draft,
-/// ``TusUploader`` for tus) default to the AsyncHTTPClient transport (their client's
-/// default), which sends their exchanges exactly as built: keep ``ResumableUploader`` on
+/// own resumption off. FormPost's resumable uploaders (`ResumableUploader` for the draft,
+/// `TusUploader` for tus) default to the AsyncHTTPClient transport (their client's
+/// default), which sends their exchanges exactly as built: keep `ResumableUploader` on
 /// it, since with this transport URLSession's resumption could run beside its own (as
 /// Apple documents it in "Pausing and resuming uploads" and
 /// `urlSession(_:task:needNewBodyStreamFrom:completionHandler:)`; no test runs on a device).
@@ -126,7 +126,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// `challengeHandler` answers authentication challenges, session-wide and per task;
     /// without one URLSession's default handling applies (the system's trust store).
     /// FoundationNetworking on Linux verifies servers against the system's trust store only.
-    /// A background configuration makes a background transport, as ``background(identifier:)``.
+    /// A background configuration makes a background transport, as `background(identifier:)`.
     public convenience init(configuration: URLSessionConfiguration = .default, inMemoryLimit: Int64 = 10_000_000, uploadsFromFile: Bool = false,
                             challengeHandler: ChallengeHandler? = nil) {
         self.init(configuration: configuration, inMemoryLimit: inMemoryLimit, uploadsFromFile: uploadsFromFile, challengeHandler: challengeHandler,
@@ -156,10 +156,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// which always uploads from files. FoundationNetworking has no background sessions;
     /// `uploadsFromFile: true` gives the same uploads there.
     ///
-    /// The system follows redirects itself, never asking this transport: ``FormPostClient``'s
+    /// The system follows redirects itself, never asking this transport: `FormPostClient`'s
     /// redirect handling does not apply — `maxRedirects` (even 0) and
     /// `keepsCredentialsAcrossOrigins` have no effect, the body is not re-sent from the plan
-    /// on 307/308, and ``RedirectRule`` does not drop `Authorization`, `Cookie` and
+    /// on 307/308, and `RedirectRule` does not drop `Authorization`, `Cookie` and
     /// `Proxy-Authorization` on a redirect to another origin. Requests without a body go
     /// through an ordinary companion session (background sessions run data tasks only while
     /// the app is not suspended), which ``invalidate()`` ends too.
@@ -320,7 +320,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         completionHandler(disposition, credential)
     }
 
-    /// Returns the redirect to ``FormPostClient`` (never called for background sessions,
+    /// Returns the redirect to `FormPostClient` (never called for background sessions,
     /// which follow redirects themselves).
     public func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         completionHandler(nil)

@@ -35,7 +35,7 @@ public struct ParameterEncoding: Sendable {
     }
 
     /// `application/x-www-form-urlencoded`, as ``URLEncodedForm`` writes it; an `Encodable`
-    /// value through ``Multipart/FormValueEncoder``.
+    /// value through `FormValueEncoder`.
     public static let urlEncoded = ParameterEncoding(
         contentType: "application/x-www-form-urlencoded",
         parameters: { Array(URLEncodedForm.encode($0).utf8) },

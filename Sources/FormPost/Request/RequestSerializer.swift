@@ -77,7 +77,7 @@ public struct RequestSerializer: Sendable {
     }
 
     /// A `multipart/form-data` request: `parameters` first as text fields (flattened as
-    /// ``Multipart/FormValue`` says), then whatever `build` appends.
+    /// `FormValue` says), then whatever `build` appends.
     ///
     /// - Throws: ``UploadError/methodCannotCarryBody(_:)`` for GET and HEAD, and any error of `build`.
     public func multipartRequest(

@@ -1,7 +1,7 @@
 import Multipart
 
 /// `application/x-www-form-urlencoded` text the AFNetworking way: the fields of a
-/// ``Multipart/FormValue`` (dictionary keys sorted, `key[nested]`, `key[]` for arrays,
+/// `FormValue` (dictionary keys sorted, `key[nested]`, `key[]` for arrays,
 /// `key` for each element of a set), names and values percent-encoded as RFC 3986 allows
 /// in a query (unreserved characters, `/` and `?` are left; a space is `%20`; `null` is an
 /// empty value).

@@ -1,4 +1,4 @@
-/// Every error the `FormPost` client throws (besides ``Multipart/MultipartError`` for the body).
+/// Every error the `FormPost` client throws (besides `MultipartError` for the body).
 public enum UploadError: Error, Sendable, CustomStringConvertible {
     /// GET and HEAD carry no form.
     case methodCannotCarryBody(RequestMethod)

@@ -44,7 +44,7 @@ import ResumableHTTP
 /// The body's remainder is produced from the plan at any offset: file parts are read
 /// from their place, nothing already acknowledged is read again. A file that changes
 /// since the upload began is an error, never a mixed upload; stream parts cannot be
-/// resumed (``Multipart/MultipartError/streamNotResumable(part:)``).
+/// resumed (`MultipartError/streamNotResumable(part:)`).
 public struct ResumableUploader: Sendable {
     /// The client that sends every request (its transport, TLS, proxy and headers).
     public var client: FormPostClient
@@ -105,7 +105,7 @@ public struct ResumableUploader: Sendable {
     /// body is then framed by the boundary of that run). The result's response is the
     /// target's answer to the whole form.
     ///
-    /// - Throws: ``ResumableUploadError``; ``Multipart/MultipartError`` for a form that
+    /// - Throws: ``ResumableUploadError``; `MultipartError` for a form that
     ///   cannot be planned or holds a stream.
     public func upload(_ form: MultipartForm, to url: URL, method: RequestMethod = .post, headers: HTTPFields = [:],
                        progress: (@Sendable (ResumableProgress) -> Void)? = nil) async throws -> ResumableUploadResult {
@@ -193,7 +193,7 @@ public struct ResumableUploader: Sendable {
     /// The SHA-256 (hexadecimal) of what identifies `form`'s body whatever its boundary:
     /// its parts' headers and text, and each file's path, size and identity.
     ///
-    /// - Throws: ``Multipart/MultipartError/streamNotResumable(part:)`` for a stream part.
+    /// - Throws: `MultipartError/streamNotResumable(part:)` for a stream part.
     static func identity(of form: MultipartForm) throws -> String {
         var probe = form
         probe.boundary = try Boundary(identityBoundary)

@@ -226,7 +226,7 @@ final class FileRegionBody: Sendable {
     /// so whichever ran the connection, a failed connection has already dropped its queued
     /// writes. With `checkingFiles`, a file whose size changed while it was sent is reported.
     ///
-    /// - Throws: ``Multipart/MultipartError/fileSizeChanged(part:path:expected:actual:)``.
+    /// - Throws: `MultipartError/fileSizeChanged(part:path:expected:actual:)`.
     func finish(checkingFiles: Bool) async throws {
         // Let go of the pump: it holds AsyncHTTPClient's writer, which holds the request and
         // its delegate, which holds this body — kept, each upload would stay in memory.

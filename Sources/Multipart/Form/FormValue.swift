@@ -9,14 +9,24 @@
 ///     ["user": ["name": "Ann", "age": 7], "tags": ["a", "b"], "x": nil]
 ///     // tags[]=a, tags[]=b, user[age]=7, user[name]=Ann, x=
 public indirect enum FormValue: Equatable, Sendable {
+    /// Text, sent as its UTF-8 bytes.
     case string(String)
+    /// An integer, sent in decimal: `-7`.
     case integer(Int64)
+    /// A number: a whole one below 10¹⁵ sent as an integer (`2.0` as `2`), any other as
+    /// Swift writes it (`0.1`, `1e+100`).
     case double(Double)
+    /// A boolean, sent as `true` or `false`.
     case bool(Bool)
+    /// Bytes, sent as they are.
     case bytes([UInt8])
+    /// No value: a field with an empty value.
     case null
+    /// Elements in order, each a field named `key[]` (or flattened further below it).
     case array([FormValue])
+    /// Elements each named `key`, without brackets, in the order of their text.
     case set([FormValue])
+    /// Entries named `key[entry]`, keys sorted ascending; at the top, the keys are the names.
     case dictionary([String: FormValue])
 
     /// One flattened field: its name and its value's bytes.
