@@ -88,8 +88,11 @@ public struct ResumableUploadReceiver: Sendable {
     /// `idleUploadExpiry` after they began, are removed now and by a sweep in the
     /// background (every 10 s, or half the idle expiry when shorter).
     ///
-    /// - Throws: ``ReceiverSetupError`` for a base path that is not below `/`; file-system
-    ///   errors when the directory cannot be made.
+    /// - Throws: ``ReceiverSetupError/invalidBasePath(_:)`` for a base path that is not below
+    ///   `/`; ``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)`` and
+    ///   ``ReceiverSetupError/resumableStorageUnusable(_:reason:)`` when the link a
+    ///   completion makes, tried at start, fails (or uploads kept in the hidden directory
+    ///   cannot be moved); file-system errors when a directory cannot be made.
     public init(receiver: UploadReceiver, basePath: String = "/uploads", expiry: Duration = .seconds(86_400),
                 logger: Logger = Logger(label: "formpost.resumable")) throws {
         self.receiver = receiver

@@ -59,6 +59,9 @@ struct UploadStore: Sendable {
         takeCensus()
     }
 
+    /// The name of the file ``probeLink(from:to:)`` makes and removes, before its random part.
+    private static let linkProbePrefix = ".link-probe-"
+
     /// Links a new file of `stateDirectory` into `directory` and removes both, as storing a
     /// completed upload links its data: a state directory on another file system, or
     /// mounted apart from `directory` (a bind mount shares the device and still refuses
@@ -69,7 +72,7 @@ struct UploadStore: Sendable {
     ///   crosses file systems (`EXDEV`); ``ReceiverSetupError/resumableStorageUnusable(_:reason:)``
     ///   when it fails otherwise.
     private static func probeLink(from stateDirectory: String, to directory: String) throws {
-        let name = ".link-probe-" + randomName()
+        let name = linkProbePrefix + randomName()
         let source = stateDirectory + "/" + name, target = directory + "/" + name
         let descriptor = open(source, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
@@ -90,7 +93,13 @@ struct UploadStore: Sendable {
     /// emptied it. A file whose name `new` already holds stays, and so does anything else
     /// (the state directory itself, when it was put inside `old`).
     private static func moveUploads(from old: String, to new: String) throws {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: old) else { return }
+        guard access(old, F_OK) == 0 else { return }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: old)
+        } catch {
+            throw ReceiverSetupError.resumableStorageUnusable(new, reason: "cannot list \(old), whose uploads it should take (\(error))")
+        }
         for name in names where isValidID(name.prefix { $0 != "." }) && access(new + "/" + name, F_OK) != 0 {
             guard rename(old + "/" + name, new + "/" + name) == 0 else {
                 let failure = errno
@@ -277,6 +286,11 @@ struct UploadStore: Sendable {
         let states = Set(names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
         var entries: [String: UploadCensus.Entry] = [:]
         for name in names {
+            if name.hasPrefix(Self.linkProbePrefix) {
+                // Left by a start killed between making its probe and removing it.
+                unlink(stateDirectory + "/" + name)
+                continue
+            }
             let id = String(name.prefix { $0 != "." })
             guard Self.isValidID(id[...]) else { continue }
             let path = stateDirectory + "/" + name

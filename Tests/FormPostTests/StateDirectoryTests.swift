@@ -87,6 +87,7 @@ struct StateDirectoryTests {
         #expect(throws: ReceiverSetupError.stateDirectoryOnAnotherFileSystem(tmpfs.path + "/state/tus")) {
             try TusReceiver(configuration: configuration, expiry: .seconds(60))
         }
+        #expect(contents(tmpfs.path + "/state/tus") == [], "the refused start leaves no probe file behind")
         let same = ReceiverConfiguration(directory: tmpfs.path + "/files", stateDirectory: tmpfs.path + "/state")
         _ = try TusReceiver(configuration: same, expiry: .seconds(60))
         #expect(contents(tmpfs.path + "/files") == [], "the link tried at start leaves nothing")
@@ -105,7 +106,7 @@ struct StateDirectoryTests {
         #expect(throws: ReceiverSetupError.stateDirectoryOnAnotherFileSystem(bind.path + "/state/tus")) {
             try TusReceiver(configuration: configuration, expiry: .seconds(60))
         }
-        #expect(contents(storage.path).filter { $0.hasPrefix(".link-probe") } == [])
+        #expect(contents(bind.path + "/state/tus") == [], "the refused start leaves no probe file behind")
     }
 
     #endif
