@@ -273,6 +273,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     // MARK: - Delegate
 
+    /// Gives URLSession a stream of the request's body, produced from its plan from the
+    /// start, whenever it asks for one (again after an authentication challenge, say).
     public func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
         let key = ExchangeKey(session, task)
         guard let plan = exchanges.withLock({ $0[key]?.body?.plan }) else {
@@ -296,6 +298,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         if cancelled { body.stop() } else { body.start() }
     }
 
+    /// Counts the body bytes URLSession reports sent into the request's progress.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
         let key = ExchangeKey(session, task)
         let progress: (ProgressReporter, Int64)? = exchanges.withLock { exchanges in
@@ -308,12 +311,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         if let (reporter, delta) = progress, delta > 0 { reporter.add(Int(delta)) }
     }
 
+    /// Answers a session-level challenge (a server's trust) with the transport's challenge
+    /// handler, or URLSession's default handling without one.
     public func urlSession(_ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
                            completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         let (disposition, credential) = challengeHandler?(challenge) ?? (.performDefaultHandling, nil)
         completionHandler(disposition, credential)
     }
 
+    /// Answers a task's challenge (HTTP authentication) as the session-level one.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                            completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         let (disposition, credential) = challengeHandler?(challenge) ?? (.performDefaultHandling, nil)
@@ -326,12 +332,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         completionHandler(nil)
     }
 
+    /// Keeps the answer's head for the exchange and lets its body come.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         let key = ExchangeKey(session, dataTask)
         exchanges.withLock { $0[key]?.response = response as? HTTPURLResponse }
         completionHandler(.allow)
     }
 
+    /// Keeps the answer's bytes up to the request's `maxResponseBytes`; past them the task is
+    /// cancelled and the exchange fails with `UploadError.responseTooLarge`.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let key = ExchangeKey(session, dataTask)
         let tooLarge = exchanges.withLock { exchanges -> Bool in
@@ -349,6 +358,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         if tooLarge { dataTask.cancel() }
     }
 
+    /// Ends the exchange: removes its temporary body file, and answers the response or the
+    /// error (a body's own failure before URLSession's report of it).
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: ExchangeKey(session, task)) }) else { return }
         exchange.bodyFile?.remove()
