@@ -104,22 +104,8 @@ final class StallTicker: @unchecked Sendable {
             nextLook = next
             // At most a second at a time: the wait's deadline is on the wall clock, which may
             // be set back.
-            _ = lock.wait(seconds: min(1, max(0.001, now.duration(to: next ?? now + Self.idleLifetime).inSecondsDouble)))
+            _ = lock.wait(seconds: min(1, max(0.001, now.duration(to: next ?? now + Self.idleLifetime).inSeconds)))
             nextLook = nil
         }
-    }
-}
-
-private extension Duration {
-    var inSecondsDouble: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
-
-private extension ConditionLock {
-    func withLock<T>(_ body: () -> T) -> T {
-        lock()
-        defer { unlock() }
-        return body()
     }
 }

@@ -24,9 +24,17 @@ extension BodyPlan {
         guard !hasStreams, let length = contentLength else {
             return try await BlockingIOExecutor.run { try await produceStreamedData() }
         }
-        if !hasFiles { return try produceData(length: length, cachedOnly: false)! }
-        if length <= Self.inlineEncodingLimit, let data = try produceData(length: length, cachedOnly: true) { return data }
-        return try await BlockingIOExecutor.run { try produceData(length: length, cachedOnly: false)! }
+        return try await produceWithoutStreams(length: length) { try produceData(length: length, cachedOnly: $0) }
+    }
+
+    /// Runs `produce` where a body without streams is produced: right here when it has no
+    /// files, or when it is at most ``inlineEncodingLimit`` and `produce(true)` (file bytes
+    /// from the page cache only) succeeds; otherwise `produce(false)` on the blocking-I/O
+    /// threads. `produce(false)` never answers nil.
+    private func produceWithoutStreams<T: Sendable>(length: Int64, _ produce: (_ cachedOnly: Bool) throws -> T?) async throws -> T {
+        if !hasFiles { return try produce(false)! }
+        if length <= Self.inlineEncodingLimit, let value = try produce(true) { return value }
+        return try await BlockingIOExecutor.run { try produce(false)! }
     }
 
     /// Whether a part's content comes from a stream.
@@ -100,9 +108,7 @@ extension BodyPlan {
     /// without waiting for the disk, and so is a body without files, whatever its size.
     public func encodedBytes() async throws -> [UInt8] {
         guard !hasStreams, let length = contentLength else { return Array(try await encodedData()) }
-        if !hasFiles { return try produceBytes(length: length, cachedOnly: false)! }
-        if length <= Self.inlineEncodingLimit, let bytes = try produceBytes(length: length, cachedOnly: true) { return bytes }
-        return try await BlockingIOExecutor.run { try produceBytes(length: length, cachedOnly: false)! }
+        return try await produceWithoutStreams(length: length) { try produceBytes(length: length, cachedOnly: $0) }
     }
 
     /// The body, produced into one array of `length` bytes; with `cachedOnly`, nil where

@@ -28,6 +28,13 @@ package final class ConditionLock: @unchecked Sendable {
     /// Gives the lock back.
     package func unlock() { pthread_mutex_unlock(mutex) }
 
+    /// Runs `body` holding the lock.
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
     /// Wakes one waiting thread.
     package func signal() { pthread_cond_signal(condition) }
 
