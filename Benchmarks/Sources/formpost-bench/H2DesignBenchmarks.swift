@@ -27,16 +27,13 @@ struct H2DesignBenchmarks {
     static let frameSize = 16 * 1024
 
     func run() async throws {
-        let source = directory + "/upload.bin"
-        try Filler.file(at: source, count: size)
-        defer { unlink(source) }
-        let sink = try SinkProcess.launched()
-        defer { sink.stop() }
-        let port = sink.port
-        var form = MultipartForm()
-        try form.append(name: "file", fileAt: source)
-        let plan = try form.plan()
-        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port, http2Port: port + 1, http1Port: port + 2, http2WideWindowPort: port + 3)
+        try await withFileFormAndSink(size: size, directory: directory) { source, form, port in
+            try await run(source: source, plan: try form.plan(), port: port)
+        }
+    }
+
+    private func run(source: String, plan: BodyPlan, port: UInt16) async throws {
+        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port)
         defer { endpoint.stop() }
         let context = try Self.tlsContext(caPath: endpoint.caPath)
         let target = (port: Int(endpoint.http2Port), context: context)

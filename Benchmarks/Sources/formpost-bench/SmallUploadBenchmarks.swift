@@ -46,7 +46,7 @@ struct SmallUploadBenchmarks {
         let sink = try SinkProcess.launched()
         defer { sink.stop() }
         let port = sink.port
-        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port, http2Port: port + 1, http1Port: port + 2, http2WideWindowPort: port + 3)
+        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port)
         defer { endpoint.stop() }
 
         var plain = HTTPClient.Configuration()

@@ -14,10 +14,13 @@ final class TLSEndpoint {
     let http2WideWindowPort: UInt16
     private let process: Process
 
-    init(directory: String, upstreamPort: UInt16, http2Port: UInt16, http1Port: UInt16, http2WideWindowPort: UInt16) throws {
+    /// Starts nginx in front of the sink on `upstreamPort`, listening on the three ports
+    /// after it (HTTP/2, HTTP/1.1, HTTP/2 with a 1 MiB window).
+    init(directory: String, upstreamPort: UInt16) throws {
         let folder = directory + "/tls"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         caPath = folder + "/ca.pem"
+        let (http2Port, http1Port, http2WideWindowPort) = (upstreamPort + 1, upstreamPort + 2, upstreamPort + 3)
         self.http2Port = http2Port
         self.http1Port = http1Port
         self.http2WideWindowPort = http2WideWindowPort

@@ -25,18 +25,15 @@ struct UploadBenchmarks {
     let directory: String
 
     func run() async throws {
-        let source = directory + "/upload.bin"
-        try Filler.file(at: source, count: size)
-        defer { unlink(source) }
-        let sink = try SinkProcess.launched()
-        defer { sink.stop() }
-        let port = sink.port
-        var form = MultipartForm()
-        try form.append(name: "file", fileAt: source)
+        try await withFileFormAndSink(size: size, directory: directory) { source, form, port in
+            try await run(source: source, form: form, port: port)
+        }
+    }
 
+    private func run(source: String, form: MultipartForm, port: UInt16) async throws {
         try await measure("upload", form: form, source: source, url: "http://127.0.0.1:\(port)/upload", transport: .shared, curlArguments: [], version: "1.1")
 
-        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port, http2Port: port + 1, http1Port: port + 2, http2WideWindowPort: port + 3)
+        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port)
         defer { endpoint.stop() }
         let workloads = [("upload-https-h1", endpoint.http1Port, "1.1"), ("upload-https-h2", endpoint.http2Port, "2"),
                          ("upload-https-h2-window-1m", endpoint.http2WideWindowPort, "2")]
@@ -54,7 +51,7 @@ struct UploadBenchmarks {
         let sink = try SinkProcess.launched()
         defer { sink.stop() }
         let port = sink.port
-        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port, http2Port: port + 1, http1Port: port + 2, http2WideWindowPort: port + 3)
+        let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port)
         defer { endpoint.stop() }
         try await withTLSTransport(caPath: endpoint.caPath, http2: true) { transport in
             try await measureConcurrent(url: "https://localhost:\(endpoint.http2Port)/upload", transport: transport, caPath: endpoint.caPath)
