@@ -140,30 +140,6 @@ func readmeExample9() async throws {
     print(results.items)
 }
 
-/// From README.md.
-func readmeExample10() async throws {
-    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads", maxFileSize: 1 << 30))
-    let router = Router()
-    router.post("upload") { request, context in
-        await receiver.respond(to: request, context: context)   // stores the files, answers the receipt
-    }
-    router.post("import") { request, context -> String in
-        var lines: [String] = []
-        for try await part in try request.formParts(limits: MultipartParserLimits(maxPartBytes: 1 << 30)) {
-            if let filename = part.filename {
-                var size = 0
-                for try await buffer in part.body { size += buffer.readableBytes }   // or upload each buffer on
-                lines.append("\(part.name): \(filename), \(size) bytes")
-            } else {
-                lines.append("\(part.name) = \(String(buffer: try await part.body.collect(upTo: 64 * 1024)))")
-            }
-        }
-        return lines.joined(separator: "\n")
-    }
-    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
-    try await app.runService()
-}
-
 /// From Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md.
 func articleReceivingUploadsExample1() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads", maxFileSize: 1 << 30))
