@@ -107,10 +107,7 @@ struct ConcurrentUploadChild {
             return try String(#require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first))
         }
         let job = try #require(ConcurrentUploadJob.ofThisProcess)
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(job.caPath)
-        var configuration = HTTPClient.Configuration()
-        configuration.tlsConfiguration = tls
+        var configuration = HTTPClient.Configuration(trusting: job.caPath)
         if job.http1Only { configuration.httpVersion = .http1Only }
         let url = try #require(URL(string: job.url))
         let (lonePeak, lengths) = try await withTransport(configuration) { transport in

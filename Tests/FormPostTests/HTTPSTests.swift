@@ -8,6 +8,7 @@ import FormPost
 import FormPostServer
 import Multipart
 import NIOSSL
+import Synchronization
 import Testing
 
 /// Uploads over real TLS: nginx from Debian terminates it with certificates openssl made
@@ -154,10 +155,7 @@ struct HTTPSTests {
         let form = try sampleForm(directory, fileSize: 2_000_000)
         let expected = try await form.plan().encodedData()
         try await withFront { front in
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(front.fixtures.caPath)
-            var configuration = HTTPClient.Configuration()
-            configuration.tlsConfiguration = tls
+            var configuration = HTTPClient.Configuration(trusting: front.fixtures.caPath)
             for version in [HTTPClient.Configuration.HTTPVersion.automatic, .http1Only] {
                 configuration.httpVersion = version
                 let response = try await withTransport(configuration) { transport in
@@ -211,10 +209,7 @@ struct HTTPSTests {
         #expect(posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
         close(descriptor)
         let (digest, protocols) = try await withFront { front in
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(front.fixtures.caPath)
-            var configuration = HTTPClient.Configuration()
-            configuration.tlsConfiguration = tls
+            let configuration = HTTPClient.Configuration(trusting: front.fixtures.caPath)
             let response = try await withTransport(configuration) { transport in
                 try await FormPostClient(transport: transport).upload(sending, to: URL(string: front.url("digest"))!, strategy: .streaming)
             }
@@ -225,14 +220,43 @@ struct HTTPSTests {
         #expect(protocols == ["HTTP/2.0"])
     }
 
+    @Test("a 12 MB file part through nginx's streaming configuration arrives byte-exact over HTTP/2 on FormPost's own connection, and over HTTP/1.1 where the server offers no h2 — twice, the second time without asking for h2",
+          arguments: [true, false])
+    func largeUploadThroughNginx(http2: Bool) async throws {
+        let directory = try SampleDirectory()
+        var form = MultipartForm()
+        form.append(name: "title", value: "large")
+        try form.append(name: "file", fileAt: try directory.file("large.bin", size: 12_000_000, seed: 6))
+        let expected = try await form.plan().encodedData()
+        let sending = form
+        let sent = Mutex<Int64>(0)
+        let (responses, protocols) = try await withFront { front in
+            let configuration = HTTPClient.Configuration(trusting: front.fixtures.caPath)
+            let url = URL(string: front.url("digest", port: http2 ? nil : front.nginx.http1Port))!
+            let responses = try await withTransport(configuration) { transport in
+                let client = FormPostClient(transport: transport)
+                var responses: [UploadResponse] = []
+                for _ in 0..<2 {
+                    responses.append(try await client.upload(sending, to: url) { progress in sent.withLock { $0 = max($0, progress.bytesSent) } })
+                }
+                return responses
+            }
+            return (responses, try await front.nginx.protocolsLogged(atLeast: 2))
+        }
+        for response in responses {
+            #expect(response.httpVersion == (http2 ? "2" : "1.1"))
+            let digest = try JSONDecoder().decode(Digest.self, from: Data(response.body))
+            #expect(digest.length == expected.count && digest.sha256 == sha256Hex(expected))
+        }
+        #expect(sent.withLock { $0 } == Int64(expected.count))
+        #expect(protocols == Array(repeating: http2 ? "HTTP/2.0" : "HTTP/1.1", count: 2), "nginx logged \(protocols)")
+    }
+
     @Test("uploads over HTTP/2 to a server that ends its connection (GOAWAY) every 5 requests, 8 at once: every one arrives whole — a stream the server never took is sent again on a new connection")
     func goawayEveryFewStreams() async throws {
         let uploads = 60
         let (arrived, protocols) = try await withFront(keepaliveRequests: 5) { front in
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(front.fixtures.caPath)
-            var configuration = HTTPClient.Configuration()
-            configuration.tlsConfiguration = tls
+            let configuration = HTTPClient.Configuration(trusting: front.fixtures.caPath)
             let arrived = try await withTransport(configuration) { transport in
                 let client = FormPostClient(transport: transport)
                 return try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -271,6 +295,16 @@ struct HTTPSTests {
         #expect(status == 0)
         print("bounded-memory over TLS \(flag): client peak \(peakMiB) MiB")
         #expect(peakMiB > 0 && peakMiB < 64, "the client peaked at \(peakMiB) MiB while sending 120 MB over TLS to a slow reader")
+    }
+}
+
+extension HTTPClient.Configuration {
+    /// AsyncHTTPClient's defaults, trusting only the CA certificate at `caPath`.
+    init(trusting caPath: String) {
+        self.init()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(caPath)
+        tlsConfiguration = tls
     }
 }
 

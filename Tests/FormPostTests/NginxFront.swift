@@ -18,6 +18,8 @@ final class NginxFront: Sendable {
     let untrustedPort: Int
     /// The valid certificate, on HTTP/1.1, asking clients for a certificate the CA signed.
     let clientCertificatePort: Int
+    /// The valid certificate, HTTP/1.1 only (ALPN offers no `h2`).
+    let http1Port: Int
     private let directory: String
     private let process: ChildProcess
 
@@ -29,6 +31,7 @@ final class NginxFront: Sendable {
         wrongHostPort = try freePort()
         untrustedPort = try freePort()
         clientCertificatePort = try freePort()
+        http1Port = try freePort()
         func server(_ port: Int, _ certificate: String, http2: Bool, verifyingClients: Bool = false) -> String {
             """
               server {
@@ -58,12 +61,12 @@ final class NginxFront: Sendable {
           proxy_temp_path \(directory)/proxy;\(keepaliveRequests.map { "\n  keepalive_requests \($0);" } ?? "")
         \(server(port, fixtures.certificatePath, http2: true))\(server(expiredPort, fixtures.expiredCertificatePath, http2: false))\
         \(server(wrongHostPort, fixtures.wrongHostCertificatePath, http2: false))\(server(untrustedPort, fixtures.untrustedCertificatePath, http2: false))\
-        \(server(clientCertificatePort, fixtures.certificatePath, http2: false, verifyingClients: true))
+        \(server(clientCertificatePort, fixtures.certificatePath, http2: false, verifyingClients: true))\(server(http1Port, fixtures.certificatePath, http2: false))
         }
         """
         try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
         process = try ChildProcess("nginx", ["-p", directory, "-c", directory + "/nginx.conf", "-g", "daemon off;"], stdout: .discard, stderr: .discard)
-        for port in [port, expiredPort, wrongHostPort, untrustedPort, clientCertificatePort] { try waitUntilListening(port) }
+        for port in [port, expiredPort, wrongHostPort, untrustedPort, clientCertificatePort, http1Port] { try waitUntilListening(port) }
     }
 
     /// Stops nginx (as it is when the front is released).

@@ -41,6 +41,9 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     private let requestLoops: RequestLoops
     /// Holds requests past what the pool serves at once to an origin.
     private let slots: ConnectionSlots
+    /// FormPost's own HTTP/2 connections for large bodies over HTTPS, where the client's
+    /// configuration allows them (``HTTP2UploadPath``); nil for a client passed in.
+    private let http2Path: HTTP2UploadPath?
 
     /// A process-wide transport with a 10 s connect timeout; ``shutdown()`` leaves it running.
     public static let shared = AsyncHTTPClientTransport(configuration: defaultConfiguration(connectTimeout: .seconds(10)), eventLoopGroup: nil, owned: false)
@@ -96,6 +99,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         requestLoops = RequestLoops(group: client.eventLoopGroup)
         slots = ConnectionSlots(http1Connections: connectionsPerHost)
         configurationProblem = nil
+        http2Path = nil
         // AsyncHTTPClient's default; a client's own configuration cannot be read.
         idleTimeout = .seconds(60)
     }
@@ -112,6 +116,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             configuration.tlsConfiguration = nil
         }
         client = HTTPClient(eventLoopGroup: group, configuration: configuration)
+        http2Path = configurationProblem == nil ? HTTP2UploadPath(configuration: configuration, group: group) : nil
         ownsClient = owned
         requestLoops = RequestLoops(group: group)
         slots = ConnectionSlots(http1Connections: configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit)
@@ -152,8 +157,14 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         // ago than the pool keeps one: only then may a close before any answer be the
         // keep-alive race rather than a server that failed while it handled the request.
         let mayReuse = lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
+        if let http2Path, let body = request.body, http2Path.takes(request, origin: origin),
+           let response = try await http2Path.send(request, body: body, origin: origin, deadline: deadline) {
+            answeredOverHTTP2 = true
+            return response
+        }
         let (response, version) = try await exchange(request, origin: origin, deadline: deadline, mayReuse: mayReuse)
         answeredOverHTTP2 = version.map { $0.major >= 2 }
+        if version?.major == 1, origin.scheme == "https" { http2Path?.answeredOverHTTP1(origin) }
         lastAnswered.withLock { $0[origin] = .now }
         return response
     }
@@ -264,7 +275,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// for it when no head of an answer arrived (`beforeAnswer`) and either the server closed
     /// or reset a connection that may have come from the pool (`mayReuse`), or the request
     /// never reached an HTTP/2 server: ``FormPostClient`` may then send it again.
-    private static func failure(_ error: any Error, of request: TransportRequest, beforeAnswer: Bool, mayReuse: Bool) -> any Error {
+    static func failure(_ error: any Error, of request: TransportRequest, beforeAnswer: Bool, mayReuse: Bool) -> any Error {
         let translated = translate(error, url: request.url)
         guard request.marksClosedBeforeAnswer, beforeAnswer else { return translated }
         var closed = switch error {
@@ -356,6 +367,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
             return UploadError.cannotConnect(host: host, port: port, reason: String(cString: strerror(error.errnoCode)))
         case is SocketAddressError:
             return UploadError.cannotResolve(host: host, reason: "no address was found for it")
+        case let error as NIOHTTP2Errors.StreamClosed:
+            return UploadError.transport("the server reset the HTTP/2 stream (\(error.errorCode))")
         case let error as ChannelError:
             if case .connectTimeout = error { return UploadError.timedOut("connecting to \(host) took too long") }
             return UploadError.transport(String(describing: error))

@@ -109,23 +109,14 @@ final class EventLoopBodyPump: @unchecked Sendable {
     /// then goes on pumping on the loop.
     private func readOffLoop() {
         readingOffLoop = true
-        let state = PlanByteBuffers.IteratorState.Unchecked(state: state)
-        Task {
-            let result: Result<ByteBuffer?, any Error>
-            do {
-                result = .success(try await state.state.nextBufferFromDiskOrStream())
-            } catch {
-                result = .failure(error)
-            }
-            self.eventLoop.execute {
-                self.readingOffLoop = false
-                switch result {
-                case .success(let buffer):
-                    if let buffer { self.write(buffer) }
-                    self.pump()
-                case .failure(let error):
-                    self.end(.failure(error))
-                }
+        state.nextBufferOffLoop(then: eventLoop) { result in
+            self.readingOffLoop = false
+            switch result {
+            case .success(let buffer):
+                if let buffer { self.write(buffer) }
+                self.pump()
+            case .failure(let error):
+                self.end(.failure(error))
             }
         }
     }

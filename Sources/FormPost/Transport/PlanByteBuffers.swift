@@ -107,6 +107,23 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
             let state: IteratorState
         }
 
+        /// Reads the next buffer off `eventLoop` (from the disk on NIO's thread pool, or a
+        /// stream's bytes in a task), then calls `body` with it on `eventLoop`: for a body
+        /// pump that runs on the loop and found nothing ``nextBufferWithoutBlocking()`` could
+        /// read. The state is not touched by its owner until `body` runs.
+        func nextBufferOffLoop(then eventLoop: any EventLoop, _ body: @escaping @Sendable (Result<ByteBuffer?, any Error>) -> Void) {
+            let unchecked = Unchecked(state: self)
+            Task {
+                let result: Result<ByteBuffer?, any Error>
+                do {
+                    result = .success(try await unchecked.state.nextBufferFromDiskOrStream())
+                } catch {
+                    result = .failure(error)
+                }
+                eventLoop.execute { body(result) }
+            }
+        }
+
         /// The next buffer read without blocking the thread (file bytes only from the page
         /// cache), or nil where nothing can be read so: at the end (``isFinished``), or where
         /// the next bytes must come from the disk or a stream (then call ``nextBuffer()``).

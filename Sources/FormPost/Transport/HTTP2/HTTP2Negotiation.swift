@@ -1,0 +1,52 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOTLS
+
+/// Behind NIOSSL on a connection of ``HTTP2UploadPath``: when the TLS handshake ends, tells
+/// whether the server chose HTTP/2 by ALPN and, if it did, runs `speakHTTP2` right away, in
+/// the same event, so that the HTTP/2 handler reads the first bytes the server sends after
+/// the handshake. Fails `negotiated` with what ended the connection before.
+///
+/// Later it keeps the first error the connection reports (a TLS alert, a reset, an HTTP/2
+/// connection error), which the streams see only as their channel closing.
+final class HTTP2Negotiation: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    private let negotiated: EventLoopPromise<Bool>
+    private let speakHTTP2: (any Channel) throws -> Void
+    private let connectionError: NIOLockedValueBox<(any Error)?>
+
+    init(negotiated: EventLoopPromise<Bool>, connectionError: NIOLockedValueBox<(any Error)?>, speakHTTP2: @escaping (any Channel) throws -> Void) {
+        self.negotiated = negotiated
+        self.connectionError = connectionError
+        self.speakHTTP2 = speakHTTP2
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted(let chosen)? = event as? TLSUserEvent {
+            if chosen == "h2" {
+                do {
+                    try speakHTTP2(context.channel)
+                    negotiated.succeed(true)
+                } catch {
+                    negotiated.fail(error)
+                    context.close(promise: nil)
+                }
+            } else {
+                negotiated.succeed(false)
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        connectionError.withLockedValue { if $0 == nil { $0 = error } }
+        negotiated.fail(error)
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        negotiated.fail(connectionError.withLockedValue { $0 } ?? ChannelError.ioOnClosedChannel)
+        context.fireChannelInactive()
+    }
+}

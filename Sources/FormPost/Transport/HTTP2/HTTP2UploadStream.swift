@@ -1,0 +1,181 @@
+import HTTPTypes
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// The HTTP/2 stream of one upload: sends the request's HEADERS, then the body as DATA
+/// frames of at most ``frameSize`` bytes, each flushed as it is written, while the stream
+/// channel is writable (its flow-control window open and little queued), and collects the
+/// answer.
+///
+/// The body is read on the stream's event loop when its bytes are in memory or in the page
+/// cache, so no task hop stands between a window update and the next frame; bytes that must
+/// come from the disk or from a stream are read off the loop, and pumping goes on once they
+/// are in. Progress counts a frame when the connection has written it.
+///
+/// A final answer that comes before the body is all sent ends the body (RFC 9113 §8.1).
+/// Every method runs on the event loop.
+final class HTTP2UploadStream: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    /// What the server answered.
+    struct Answer: Sendable {
+        var status: Int
+        var fields: HTTPFields
+        var body: ByteBuffer
+    }
+
+    /// An exchange that failed, and whether the head of an answer had come.
+    struct Failure: Error {
+        let error: any Error
+        let answerBegan: Bool
+    }
+
+    /// The largest DATA frame sent: HTTP/2's default `SETTINGS_MAX_FRAME_SIZE`, whatever
+    /// larger size the server allows, so that a streaming proxy can pass each frame on as
+    /// the next is encrypted.
+    static let frameSize = 16 * 1024
+
+    private let head: HPACKHeaders
+    private let body: PlanByteBuffers.IteratorState
+    private let progress: ProgressReporter
+    private let maxResponseBytes: Int
+    private let answer: EventLoopPromise<Answer>
+    private var started = false
+    private var sentEnd = false
+    private var readingOffLoop = false
+    private var finished = false
+    private var status: Int?
+    private var fields = HTTPFields()
+    private var received = ByteBuffer()
+
+    init(head: HPACKHeaders, body: PlanByteBuffers.IteratorState, progress: ProgressReporter, maxResponseBytes: Int, answer: EventLoopPromise<Answer>) {
+        self.head = head
+        self.body = body
+        self.progress = progress
+        self.maxResponseBytes = maxResponseBytes
+        self.answer = answer
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        end(.failure(Failure(error: ChannelError.ioOnClosedChannel, answerBegan: status != nil)))
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        end(.failure(Failure(error: ChannelError.ioOnClosedChannel, answerBegan: status != nil)))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(error, context: context)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { pump(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !finished else { return }
+        switch unwrapInboundIn(data) {
+        case .headers(let frame):
+            if status == nil {
+                guard let value = frame.headers.first(name: ":status"), let code = Int(value), (100...999).contains(code) else {
+                    return fail(NIOHTTP2Errors.missingPseudoHeader(":status"), context: context)
+                }
+                // An interim answer (100 Continue, 103 Early Hints): the final one follows.
+                if code < 200 { return }
+                status = code
+                fields = HTTP2RequestHead.fields(of: frame.headers)
+            }
+            if frame.endStream { end(.success(Answer(status: status ?? 0, fields: fields, body: received))) }
+        case .data(let frame):
+            if case .byteBuffer(var bytes) = frame.data {
+                guard received.readableBytes + bytes.readableBytes <= maxResponseBytes else {
+                    return fail(UploadError.responseTooLarge(limit: maxResponseBytes), context: context)
+                }
+                received.writeBuffer(&bytes)
+            }
+            if frame.endStream { end(.success(Answer(status: status ?? 0, fields: fields, body: received))) }
+        default:
+            break
+        }
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard !started else { return }
+        started = true
+        progress.restart()
+        context.write(wrapOutboundOut(.headers(.init(headers: head))), promise: nil)
+        pump(context: context)
+        context.flush()
+    }
+
+    /// Writes frames while the stream takes them; the last carries END_STREAM.
+    private func pump(context: ChannelHandlerContext) {
+        while !sentEnd, !finished, !readingOffLoop, context.channel.isWritable {
+            let buffer: ByteBuffer?
+            do {
+                buffer = try body.nextBufferWithoutBlocking()
+            } catch {
+                return fail(error, context: context)
+            }
+            if let buffer {
+                write(buffer, context: context)
+            } else if body.isFinished {
+                sentEnd = true
+                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: nil)
+            } else {
+                return readOffLoop(context: context)
+            }
+        }
+    }
+
+    /// Writes `buffer` as a DATA frame, END_STREAM set when it is the body's last.
+    private func write(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
+        let count = buffer.readableBytes
+        sentEnd = body.isFinished
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let progress = self.progress
+        written.futureResult.whenSuccess { progress.add(count) }
+        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: sentEnd))), promise: written)
+    }
+
+    private func readOffLoop(context: ChannelHandlerContext) {
+        readingOffLoop = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        body.nextBufferOffLoop(then: context.eventLoop) { result in
+            let (stream, context) = bound.value
+            stream.readingOffLoop = false
+            guard !stream.finished else { return }
+            switch result {
+            case .success(let buffer):
+                if let buffer { stream.write(buffer, context: context) }
+                stream.pump(context: context)
+            case .failure(let error):
+                stream.fail(error, context: context)
+            }
+        }
+    }
+
+    private func fail(_ error: any Error, context: ChannelHandlerContext) {
+        end(.failure(Failure(error: error, answerBegan: status != nil)))
+        context.close(promise: nil)
+    }
+
+    private func end(_ result: Result<Answer, any Error>) {
+        guard !finished else { return }
+        finished = true
+        answer.completeWith(result)
+    }
+}

@@ -1,0 +1,207 @@
+#if os(Linux)
+import AsyncHTTPClient
+import Foundation
+import FormPost
+import Multipart
+import NIOHTTP2
+import NIOSSL
+import Synchronization
+import Testing
+
+/// Large uploads over HTTPS and HTTP/2 go on FormPost's own connection (16 KiB DATA frames,
+/// each flushed as written): against a server made of SwiftNIO's HTTP/2 stack that grants
+/// tiny and huge windows, resets streams, ends connections and never answers.
+@Suite("HTTP/2 uploads on FormPost's own connections")
+struct HTTP2UploadTests {
+    /// What ``HTTP2TestServer`` answers.
+    struct Answer: Decodable {
+        let length: Int
+        let sha256: String
+        let largestFrame: Int
+        let frames: Int
+    }
+
+    /// A form of a field and a file part of `size` bytes, and the SHA-256 of its body.
+    private func largeForm(size: Int) async throws -> (form: MultipartForm, sha256: String, length: Int, directory: SampleDirectory) {
+        let directory = try SampleDirectory()
+        var form = MultipartForm()
+        form.append(name: "title", value: "large")
+        try form.append(name: "file", fileAt: try directory.file("large.bin", size: size, seed: 4))
+        let body = try await form.plan().encodedData()
+        return (form, sha256Hex(body), body.count, directory)
+    }
+
+    /// Runs `body` with a server doing `action`, and a client trusting its certificate.
+    private func withServer<T: Sendable>(window: Int = 65_535, maxFrameSize: Int = 16_384, action: @escaping @Sendable (Int) -> HTTP2TestServer.Action,
+                                         _ body: @Sendable (HTTP2TestServer, FormPostClient, URL) async throws -> T) async throws -> T {
+        let fixtures = try await offPool { try TLSFixtures() }
+        let server = try HTTP2TestServer(fixtures: fixtures, window: window, maxFrameSize: maxFrameSize, action: action)
+        defer { server.stop() }
+        let configuration = HTTPClient.Configuration(trusting: fixtures.caPath)
+        return try await withTransport(configuration) { transport in
+            try await body(server, FormPostClient(transport: transport), URL(string: "https://localhost:\(server.port)/upload")!)
+        }
+    }
+
+    @Test("a 6 MB form goes in DATA frames of 16 KiB though the server allows 1 MiB frames and a 16 MiB window; it arrives byte-exact, with its head, and progress counts every byte",
+          arguments: [EncodingStrategy.streaming, .inMemory])
+    func framesOfSixteenKiB(strategy: EncodingStrategy) async throws {
+        let (form, sha256, length, directory) = try await largeForm(size: 6_000_000)
+        let sent = Mutex<Int64>(0)
+        let (response, request, port) = try await withServer(window: 16 << 20, maxFrameSize: 1 << 20, action: { _ in .answer }) { server, client, url in
+            let response = try await client.upload(form, to: url, headers: [.userAgent: "formpost-test"], strategy: strategy) { progress in
+                sent.withLock { $0 = max($0, progress.bytesSent) }
+            }
+            return (response, server.requests.first, server.port)
+        }
+        withExtendedLifetime(directory) {}
+        #expect(response.status == 200)
+        #expect(response.httpVersion == "2")
+        let answer = try JSONDecoder().decode(Answer.self, from: Data(response.body))
+        #expect(answer.sha256 == sha256)
+        #expect(answer.length == length)
+        #expect(answer.largestFrame == 16_384, "the largest DATA frame had \(answer.largestFrame) bytes")
+        #expect(sent.withLock { $0 } == Int64(length))
+        #expect(request?.headers[":authority"] == "localhost:\(port)")
+        #expect(request?.headers["content-length"] == String(length))
+        #expect(request?.headers["content-type"]?.hasPrefix("multipart/form-data; boundary=") == true)
+        #expect(request?.headers["user-agent"] == "formpost-test")
+        #expect(request?.headers[":method"] == "POST" && request?.headers[":path"] == "/upload" && request?.headers[":scheme"] == "https")
+    }
+
+    @Test("a server that grants a stream 1 KiB at a time gets the whole body")
+    func tinyWindow() async throws {
+        let (form, sha256, length, directory) = try await largeForm(size: 4_300_000)
+        let response = try await withServer(window: 1024, action: { _ in .answer }) { _, client, url in
+            try await client.upload(form, to: url)
+        }
+        withExtendedLifetime(directory) {}
+        let answer = try JSONDecoder().decode(Answer.self, from: Data(response.body))
+        #expect(answer.sha256 == sha256 && answer.length == length)
+        // The first 65,535 bytes HTTP/2 allows before any grant, then 1 KiB per grant.
+        #expect(answer.frames >= (length - 65_535) / 1024, "\(answer.frames) DATA frames")
+    }
+
+    @Test("a stream the server resets mid-body (INTERNAL_ERROR) fails with a clear error, and is not sent again")
+    func resetMidBody() async throws {
+        let (form, _, _, directory) = try await largeForm(size: 5_000_000)
+        let (error, requests) = try await withServer(window: 1 << 20, action: { _ in .reset(afterBytes: 1_000_000, code: .internalError) }) { server, client, url in
+            do {
+                _ = try await client.upload(form, to: url)
+                return (nil as (any Error)?, server.requests.count)
+            } catch {
+                return (error, server.requests.count)
+            }
+        }
+        withExtendedLifetime(directory) {}
+        guard case UploadError.transport(let reason)? = error as? UploadError else {
+            Issue.record("expected a transport error, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("reset the HTTP/2 stream") && reason.contains("Internal Error"), "\(reason)")
+        #expect(requests == 1)
+    }
+
+    @Test("a stream refused mid-body (REFUSED_STREAM) and a connection ended by GOAWAY before its stream was taken are sent again from the plan on a new connection, and arrive whole",
+          arguments: [HTTP2TestServer.Action.reset(afterBytes: 500_000, code: .refusedStream), .goAway])
+    func notTakenIsSentAgain(refusal: HTTP2TestServer.Action) async throws {
+        let (form, sha256, length, directory) = try await largeForm(size: 5_000_000)
+        let (response, connections, requests) = try await withServer(window: 1 << 20, action: { $0 == 0 ? refusal : .answer }) { server, client, url in
+            (try await client.upload(form, to: url), server.connections, server.requests)
+        }
+        withExtendedLifetime(directory) {}
+        let answer = try JSONDecoder().decode(Answer.self, from: Data(response.body))
+        #expect(answer.sha256 == sha256 && answer.length == length)
+        #expect(connections == 2)
+        #expect(requests.count == 2 && requests.last?.ended == true)
+    }
+
+    @Test("a final answer before the body (413) is the response, and the upload stops sending")
+    func answerBeforeTheBody() async throws {
+        let (form, _, length, directory) = try await largeForm(size: 8_000_000)
+        let (response, received) = try await withServer(window: 16 << 20, action: { _ in .answerAtOnce(status: 413) }) { server, client, url in
+            let response = try await client.upload(form, to: url)
+            try await Task.sleep(for: .milliseconds(200))
+            return (response, server.requests.first?.bytes ?? -1)
+        }
+        withExtendedLifetime(directory) {}
+        #expect(response.status == 413)
+        #expect(received < length)
+    }
+
+    @Test("cancelling an upload whose answer never comes ends it at once and closes its connection")
+    func cancellation() async throws {
+        let (form, _, length, directory) = try await largeForm(size: 5_000_000)
+        let (outcome, elapsed) = try await withServer(window: 16 << 20, action: { _ in .hold }) { server, client, url in
+            let upload = Task { try await client.upload(form, to: url) }
+            let waitStart = ContinuousClock.now
+            while server.requests.first?.bytes != length, ContinuousClock.now - waitStart < .seconds(20) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let cancelled = ContinuousClock.now
+            upload.cancel()
+            let outcome = await upload.result
+            return (outcome, ContinuousClock.now - cancelled)
+        }
+        withExtendedLifetime(directory) {}
+        guard case .failure(let error) = outcome else {
+            Issue.record("the upload was not cancelled: \(outcome)")
+            return
+        }
+        #expect(error is CancellationError, "\(error)")
+        #expect(elapsed < .seconds(2), "cancelling took \(elapsed)")
+    }
+
+    @Test("formpost and the library upload 6 MB over HTTP/2 to formpost serve's receiver over TLS, byte-exact")
+    func toFormPostServe() async throws {
+        let fixtures = try await offPool { try TLSFixtures() }
+        let directory = try SampleDirectory()
+        let path = try directory.file("photo.bin", size: 6_000_000, seed: 8)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        var form = MultipartForm()
+        form.append(name: "title", value: "hi")
+        try form.append(name: "photo", fileAt: path)
+        let sending = form
+        let (command, library) = try await withTLSReceiver(fixtures) { port in
+            let url = "https://localhost:\(port)/upload"
+            let command = try await offPool { try formpost(["-s", "--cacert", fixtures.caPath, "--http2", "-F", "title=hi", "-F", "photo=@\(path)", url]) }
+            #expect(command.status == 0, "\(command.stderr)")
+            let configuration = HTTPClient.Configuration(trusting: fixtures.caPath)
+            let library = try await withTransport(configuration) { transport in
+                try await FormPostClient(transport: transport).upload(sending, to: URL(string: url)!)
+            }
+            return (command.stdout, library)
+        }
+        #expect(library.httpVersion == "2")
+        for answer in [command, Data(library.body)] {
+            let receipt = try JSONDecoder().decode(Receipt.self, from: answer)
+            #expect(receipt.fields == [.init(name: "title", value: "hi")])
+            #expect(receipt.files.map(\.sha256) == [expected])
+        }
+    }
+
+    @Test("the upload's timeout ends an exchange whose answer never comes")
+    func timeout() async throws {
+        let (form, _, _, directory) = try await largeForm(size: 5_000_000)
+        var options = UploadOptions()
+        options.timeout = .seconds(1)
+        let sending = options
+        let started = ContinuousClock.now
+        let outcome = try await withServer(window: 16 << 20, action: { _ in .hold }) { _, client, url in
+            do {
+                return Result<UploadResponse, any Error>.success(try await client.upload(form, to: url, options: sending))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        withExtendedLifetime(directory) {}
+        guard case .failure(UploadError.timedOut) = outcome else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+        #expect(elapsed < .seconds(10))
+    }
+}
+
+#endif
