@@ -4,18 +4,24 @@ import Foundation
 /// nginx from Debian terminating TLS in front of the byte sink: one port speaks HTTP/2
 /// (ALPN `h2`, HTTP/1.1 otherwise) with nginx's defaults, one HTTP/2 with a 1 MiB stream
 /// window (`http2_body_preread_size 1m`; nginx's default window is 64 KiB), another
-/// HTTP/1.1 only. The request body streams through to the sink unbuffered. Its CA and certificate (for `localhost` and
-/// `127.0.0.1`) are made with openssl in `directory`; nothing touches the system's trust.
+/// HTTP/1.1 only: on these the request body streams through to the sink unbuffered
+/// (`proxy_request_buffering off`, usual for upload endpoints). Two more, HTTP/2 and
+/// HTTP/1.1, keep nginx's default: the whole body buffered to disk before it goes on.
+/// Its CA and certificate (for `localhost` and `127.0.0.1`) are made with openssl in
+/// `directory`; nothing touches the system's trust.
 /// On macOS and Linux only: `Process` exists there only.
 final class TLSEndpoint {
     let caPath: String
     let http2Port: UInt16
     let http1Port: UInt16
     let http2WideWindowPort: UInt16
+    /// HTTP/2 and HTTP/1.1 where nginx buffers the whole body before passing it on.
+    let http2BufferedPort: UInt16
+    let http1BufferedPort: UInt16
     private let process: Process
 
-    /// Starts nginx in front of the sink on `upstreamPort`, listening on the three ports
-    /// after it (HTTP/2, HTTP/1.1, HTTP/2 with a 1 MiB window).
+    /// Starts nginx in front of the sink on `upstreamPort`, listening on the five ports
+    /// after it (HTTP/2, HTTP/1.1, HTTP/2 with a 1 MiB window, HTTP/2 and HTTP/1.1 buffered).
     init(directory: String, upstreamPort: UInt16) throws {
         let folder = directory + "/tls"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -24,7 +30,28 @@ final class TLSEndpoint {
         self.http2Port = http2Port
         self.http1Port = http1Port
         self.http2WideWindowPort = http2WideWindowPort
+        let (http2BufferedPort, http1BufferedPort) = (upstreamPort + 4, upstreamPort + 5)
+        self.http2BufferedPort = http2BufferedPort
+        self.http1BufferedPort = http1BufferedPort
         try Self.makeCertificates(in: folder)
+        /// A TLS server block proxying to the sink, listening on `listens`, with `extra`
+        /// directives; `streaming` passes the body on as it comes.
+        func server(_ listens: [String], streaming: Bool, extra: String = "") -> String {
+            """
+              server {
+            \(listens.map { "    listen 127.0.0.1:\($0);" }.joined(separator: "\n"))
+                ssl_certificate \(folder)/server.pem;
+                ssl_certificate_key \(folder)/server.key;
+                client_max_body_size 0;\(extra)
+                location / {
+                  proxy_pass http://127.0.0.1:\(upstreamPort);
+                  proxy_http_version 1.1;\(streaming ? "\n      proxy_request_buffering off;" : "")
+                  proxy_set_header Connection "";
+                }
+              }
+
+            """
+        }
         let configuration = """
         worker_processes 1;
         error_log \(folder)/error.log;
@@ -34,32 +61,9 @@ final class TLSEndpoint {
           access_log off;
           client_body_temp_path \(folder)/body;
           proxy_temp_path \(folder)/proxy;
-          server {
-            listen 127.0.0.1:\(http2Port) ssl http2;
-            listen 127.0.0.1:\(http1Port) ssl;
-            ssl_certificate \(folder)/server.pem;
-            ssl_certificate_key \(folder)/server.key;
-            client_max_body_size 0;
-            location / {
-              proxy_pass http://127.0.0.1:\(upstreamPort);
-              proxy_http_version 1.1;
-              proxy_request_buffering off;
-              proxy_set_header Connection "";
-            }
-          }
-          server {
-            listen 127.0.0.1:\(http2WideWindowPort) ssl http2;
-            ssl_certificate \(folder)/server.pem;
-            ssl_certificate_key \(folder)/server.key;
-            client_max_body_size 0;
-            http2_body_preread_size 1m;
-            location / {
-              proxy_pass http://127.0.0.1:\(upstreamPort);
-              proxy_http_version 1.1;
-              proxy_request_buffering off;
-              proxy_set_header Connection "";
-            }
-          }
+        \(server(["\(http2Port) ssl http2", "\(http1Port) ssl"], streaming: true))\
+        \(server(["\(http2WideWindowPort) ssl http2"], streaming: true, extra: "\n    http2_body_preread_size 1m;"))\
+        \(server(["\(http2BufferedPort) ssl http2", "\(http1BufferedPort) ssl"], streaming: false))
         }
         """
         try configuration.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
@@ -67,7 +71,7 @@ final class TLSEndpoint {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["nginx", "-p", folder, "-c", folder + "/nginx.conf", "-g", "daemon off;"]
         try process.run()
-        for port in [http2Port, http1Port, http2WideWindowPort] { try Self.waitUntilListening(port: port) }
+        for port in [http2Port, http1Port, http2WideWindowPort, http2BufferedPort, http1BufferedPort] { try Self.waitUntilListening(port: port) }
     }
 
     /// Stops nginx.

@@ -15,7 +15,9 @@ import NIOSSL
 ///   uploads at once of a file a sixteenth of the size, over one HTTP/2 connection through
 ///   nginx, against `curl --parallel` with sixteen transfers;
 /// - `upload-https-h2-window-1m`: the same on HTTP/2 where nginx grants a 1 MiB stream
-///   window instead of its default 64 KiB, so that the upload is not paced by window updates.
+///   window instead of its default 64 KiB, so that the upload is not paced by window updates;
+/// - `upload-https-h1-buffered` and `upload-https-h2-buffered`: nginx's defaults, the whole
+///   body buffered to disk before it goes on to the sink.
 ///
 /// Each line gives our peak RSS (this process, reset before the workload) and curl's
 /// (the largest of its runs). On macOS and Linux only, as the programs it starts.
@@ -36,7 +38,8 @@ struct UploadBenchmarks {
         let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port)
         defer { endpoint.stop() }
         let workloads = [("upload-https-h1", endpoint.http1Port, "1.1"), ("upload-https-h2", endpoint.http2Port, "2"),
-                         ("upload-https-h2-window-1m", endpoint.http2WideWindowPort, "2")]
+                         ("upload-https-h2-window-1m", endpoint.http2WideWindowPort, "2"),
+                         ("upload-https-h1-buffered", endpoint.http1BufferedPort, "1.1"), ("upload-https-h2-buffered", endpoint.http2BufferedPort, "2")]
         for (workload, endpointPort, version) in workloads {
             try await withTLSTransport(caPath: endpoint.caPath, http2: version == "2") { transport in
                 try await measure(workload, form: form, source: source, url: "https://localhost:\(endpointPort)/upload", transport: transport,

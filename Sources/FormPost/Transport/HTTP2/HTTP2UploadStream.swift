@@ -13,6 +13,14 @@ import NIOHTTP2
 /// come from the disk or from a stream are read off the loop, and pumping goes on once they
 /// are in. Progress counts a frame when the connection has written it.
 ///
+/// One frame read, one written, then the next once the stream is writable again (NIOHTTP2's
+/// default 8 KiB stream watermark): the pacing that lets a streaming proxy pass each frame
+/// on while the next is encrypted. Each alternative measured through nginx's streaming
+/// configuration (1 GiB, against `curl -F --http2`) was slower: 80 KiB queued per stream
+/// 0.66–0.74×, 64 KiB read at once and sent as four frames 0.83–0.94×, 8 KiB frames 0.73–0.80×,
+/// 32 KiB frames 0.75× (though 1.5–1.6× where nginx grants a 1 MiB window), and a frame's
+/// header and payload in one TLS record 0.76–0.78×; this way 1.04–1.24×.
+///
 /// A final answer that comes before the body is all sent ends the body (RFC 9113 §8.1).
 /// Every method runs on the event loop.
 final class HTTP2UploadStream: ChannelInboundHandler {
