@@ -185,11 +185,8 @@ func articleUploadingExample4() async throws {
         print(response.status)
     } else {
         let plan = try post.form(fileAt: arguments[1]).plan()
-        print("POST \(post.url.absoluteString)")
-        print("Content-Type: \(plan.contentType)")
-        print("Content-Length: \(plan.contentLength ?? 0)")
-        print("")
-        FileHandle.standardOutput.write(Data(try await plan.encodedBytes()))
+        let head = "POST \(post.url.absoluteString)\nContent-Type: \(plan.contentType)\nContent-Length: \(plan.contentLength ?? 0)\n\n"
+        FileHandle.standardOutput.write(Data(head.utf8) + Data(try await plan.encodedBytes()))   // the body's exact bytes
     }
 }
 
