@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
-// The benchmarks behind every speed figure in the README, in a package of their own so that
-// the library's manifest names only what its products need (multipart-kit, the parse
-// reference, is pinned here and nowhere else).
+// The benchmarks behind every speed figure of the documentation (Benchmarks/README.md), in a
+// package of their own so that the library's manifest names only what its products need
+// (multipart-kit, the parse reference, is pinned here and nowhere else).
 //
 //     swift build -c release --package-path Benchmarks
 //     Benchmarks/.build/release/formpost-bench encode|parse|upload|resumable|small

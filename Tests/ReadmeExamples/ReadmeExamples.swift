@@ -23,66 +23,28 @@ func readmeExample1() async throws {
 
 /// From README.md.
 func readmeExample2() async throws {
-    func parse(contentType: String, body: some AsyncSequence<[UInt8], any Error>) async throws {
-        var parser = try MultipartParser(contentType: contentType)   // limits: 16 KiB headers, 1000 parts, sizes you set
-        for try await chunk in body {
-            parser.append(chunk)
-            while let event = try parser.next() {   // .partBegin(head), .body(slice), .partEnd, .end
-                print(event)
-            }
-        }
-        try parser.finish()                          // a body without its closing delimiter is an error
+    var form = MultipartForm()
+    form.append(name: "title", value: "Holiday")
+    try form.append(name: "photo", fileAt: "beach.jpg")
+    let response = try await FormPostClient().upload(form, to: URL(string: "https://example.com/upload")!) { progress in
+        print(progress.fraction ?? 0)
     }
+    print(response.status, try response.validate().decode(Receipt.self).files.map(\.sha256))
 }
 
 /// From README.md.
 func readmeExample3() async throws {
-    func parse(contentType: String, body: some AsyncSequence<ByteBuffer, any Error>) async throws {
-        var parser = try MultipartParser(contentType: contentType)
-        for try await buffer in body {
-            try buffer.withUnsafeReadableBytes { bytes in
-                try parser.parse(bytes) { event in          // .body(view): valid during this call only
-                    if case .body(let view) = event, let range = event.contentRange(in: bytes) {
-                        print(view.count, range)            // where it lies in `bytes`, to keep a slice instead of a copy
-                    }
-                }
-            }
-        }
-        try parser.finish()
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
+    let router = Router()
+    router.post("upload") { request, context in
+        await receiver.respond(to: request, context: context)   // stores each file, answers its receipt
     }
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
+    try await app.runService()
 }
 
-/// From README.md.
-func readmeExample4() async throws {
-    var form = MultipartForm()
-    form.append(name: "title", value: "Holiday")
-    try form.append(name: "photo", fileAt: "beach.jpg")
-    let url = URL(string: "https://example.com/upload")!
-    let response = try await FormPostClient().upload(form, to: url) { progress in
-        print(progress.fraction ?? 0)
-    }
-    let receipt = try response.validate().decode(Receipt.self)   // what `formpost serve` answers
-    print(receipt.files.map(\.sha256))
-}
-
-/// From README.md.
-func readmeExample5() async throws {
-    var form = MultipartForm()
-    form.append(name: "title", value: "Holiday")
-    let options = UploadOptions(
-        retry: RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(500)),   // 0.5 s, 1 s, 2 s, or as Retry-After says
-        timeout: .seconds(30)                                               // the whole exchange, redirects and retries included
-    )
-    let response = try await FormPostClient().upload(
-        form, to: URL(string: "https://example.com/upload")!,
-        headers: [.authorization: "Bearer t0k3n", HTTPField.Name("X-Request-ID")!: "42"],
-        options: options
-    )
-    print(response.status, response.headers[.contentType] ?? "")
-}
-
-/// From README.md.
-func readmeExample6() async throws {
+/// From Sources/FormPost/FormPost.docc/HTTPS.md.
+func articleHTTPSExample1() async throws {
     var configuration = HTTPClient.Configuration()
     var tls = TLSConfiguration.makeClientConfiguration()
     tls.trustRoots = .file("/etc/ssl/private-ca.pem")      // instead of the system's roots
@@ -103,8 +65,28 @@ func readmeExample6() async throws {
     try await appClient.shutdown()
 }
 
-/// From README.md.
-func readmeExample7() async throws {
+/// From Sources/FormPost/FormPost.docc/ResumableUploads.md.
+func articleResumableUploadsExample1() async throws {
+    // resumable-upload URL FILE: the file as a form, with the IETF draft, in requests of 8 MiB;
+    // run again after a cut or a crash, it goes on from what the server acknowledged.
+    let arguments = CommandLine.arguments
+    guard arguments.count == 3, let url = URL(string: arguments[1]) else {
+        print("usage: resumable-upload URL FILE")
+        exit(2)
+    }
+    var form = MultipartForm()
+    try form.append(name: "file", fileAt: arguments[2])
+    let uploader = ResumableUploader(chunkSize: 8 << 20, retry: RetryPolicy(maxRetries: 5))
+    let result = try await uploader.upload(form, to: url) { progress in
+        FileHandle.standardError.write(Data("\r\(progress.acknowledged) of \(progress.total) bytes acknowledged".utf8))
+    }
+    FileHandle.standardError.write(Data("\n".utf8))
+    print("resumed at \(result.resumedFrom), sent \(result.bytesSent) bytes, upload resource \(result.uploadURL)")
+    print(result.response.text)   // the target's answer to the whole form
+}
+
+/// From Sources/FormPost/FormPost.docc/ResumableUploads.md.
+func articleResumableUploadsExample2() async throws {
     var form = MultipartForm()
     form.append(name: "title", value: "Holiday")
     try form.append(name: "video", fileAt: "holiday.mp4")
@@ -115,8 +97,8 @@ func readmeExample7() async throws {
     print(result.response.status, result.uploadURL, result.bytesSent)   // the target's answer to the whole form
 }
 
-/// From README.md.
-func readmeExample8() async throws {
+/// From Sources/FormPost/FormPost.docc/ResumableUploads.md.
+func articleResumableUploadsExample3() async throws {
     let uploader = TusUploader(chunkSize: 64 << 20, retry: RetryPolicy(maxRetries: 5), checksums: true)
     let endpoint = URL(string: "https://example.com/files")!
     let result = try await uploader.upload(fileAt: "big.iso", to: endpoint) { progress in
@@ -126,8 +108,90 @@ func readmeExample8() async throws {
     _ = try await uploader.abandonUpload(fileAt: "other.iso", to: endpoint)   // DELETE the upload an earlier run left
 }
 
-/// From README.md.
-func readmeExample9() async throws {
+/// From Sources/FormPost/FormPost.docc/Uploading.md.
+func articleUploadingExample1() async throws {
+    // upload-form URL FILE [NAME=VALUE …]: the fields and the file as one form, with progress.
+    let arguments = CommandLine.arguments
+    guard arguments.count >= 3, let url = URL(string: arguments[1]) else {
+        print("usage: upload-form URL FILE [NAME=VALUE …]")
+        exit(2)
+    }
+    var form = MultipartForm()
+    for field in arguments.dropFirst(3) {
+        let pair = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        form.append(name: String(pair[0]), value: pair.count > 1 ? String(pair[1]) : "")
+    }
+    try form.append(name: "file", fileAt: arguments[2])   // checks the file, records its size, reads nothing
+    let response = try await FormPostClient().upload(form, to: url) { progress in
+        let percent = Int((progress.fraction ?? 0) * 100)
+        FileHandle.standardError.write(Data("\r\(progress.bytesSent) of \(progress.totalBytes ?? 0) bytes, \(percent)%".utf8))
+    }
+    FileHandle.standardError.write(Data("\n".utf8))
+    print(response.status)
+    print(response.text)
+}
+
+/// From Sources/FormPost/FormPost.docc/Uploading.md.
+func articleUploadingExample2() async throws {
+    var form = MultipartForm()
+    form.append(name: "title", value: "Holiday")
+    try form.append(name: "photo", fileAt: "beach.jpg")
+    let url = URL(string: "https://example.com/upload")!
+    let response = try await FormPostClient().upload(form, to: url) { progress in
+        print(progress.fraction ?? 0)
+    }
+    let receipt = try response.validate().decode(Receipt.self)   // what `formpost serve` answers
+    print(receipt.files.map(\.sha256))
+}
+
+/// From Sources/FormPost/FormPost.docc/Uploading.md.
+func articleUploadingExample3() async throws {
+    var form = MultipartForm()
+    form.append(name: "title", value: "Holiday")
+    let options = UploadOptions(
+        retry: RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(500)),   // 0.5 s, 1 s, 2 s, or as Retry-After says
+        timeout: .seconds(30)                                               // the whole exchange, redirects and retries included
+    )
+    let response = try await FormPostClient().upload(
+        form, to: URL(string: "https://example.com/upload")!,
+        headers: [.authorization: "Bearer t0k3n", HTTPField.Name("X-Request-ID")!: "42"],
+        options: options
+    )
+    print(response.status, response.headers[.contentType] ?? "")
+}
+
+/// From Sources/FormPost/FormPost.docc/Uploading.md.
+func articleUploadingExample4() async throws {
+    // presigned-post FILE [URL]: the file with the fields a service signed (placeholders here, in
+    // the shape S3 hands them out), posted to URL; without one, the request it would send.
+    let arguments = CommandLine.arguments
+    guard arguments.count >= 2 else {
+        print("usage: presigned-post FILE [URL]")
+        exit(2)
+    }
+    let post = PresignedPost(
+        url: URL(string: arguments.count > 2 ? arguments[2] : "https://example-bucket.s3.amazonaws.com/")!,
+        fields: [
+            ("key", "uploads/${filename}"),
+            ("x-amz-algorithm", "AWS4-HMAC-SHA256"),
+            ("x-amz-credential", "AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/s3/aws4_request"),
+            ("x-amz-date", "20260101T000000Z"),
+            ("policy", "eyJleHBpcmF0aW9uIjoiMjAyNi0wMS0wMVQwMTowMDowMFoifQ=="),
+            ("x-amz-signature", "3f0c1e…"),
+        ]
+    )
+    if arguments.count > 2 {
+        let response = try await post.upload(fileAt: arguments[1])   // throws UploadError unless 200, 201 or 204
+        print(response.status)
+    } else {
+        let plan = try post.form(fileAt: arguments[1]).plan()
+        let head = "POST \(post.url.absoluteString)\nContent-Type: \(plan.contentType)\nContent-Length: \(plan.contentLength ?? 0)\n\n"
+        FileHandle.standardOutput.write(Data(head.utf8) + Data(try await plan.encodedBytes()))   // the body's exact bytes
+    }
+}
+
+/// From Sources/FormPost/FormPost.docc/Uploading.md.
+func articleUploadingExample5() async throws {
     struct SearchResults: Decodable { let items: [String] }
     let token = "…"
     let searchURL = URL(string: "https://example.com/search")!
@@ -142,10 +206,24 @@ func readmeExample9() async throws {
 
 /// From Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md.
 func articleReceivingUploadsExample1() async throws {
-    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads", maxFileSize: 1 << 30))
+    // receive-uploads [PORT] [DIRECTORY]: forms stored in DIRECTORY (./uploads) at POST /upload,
+    // resumable uploads of the IETF draft there too, parts read one by one at POST /import.
+    let arguments = CommandLine.arguments
+    let port = arguments.count > 1 ? Int(arguments[1]) ?? 8080 : 8080
+    let directory = arguments.count > 2 ? arguments[2] : "./uploads"
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory, maxFileSize: 1 << 30))
+    let resumable = try ResumableUploadReceiver(receiver: receiver, basePath: "/uploads")
     let router = Router()
     router.post("upload") { request, context in
-        await receiver.respond(to: request, context: context)   // stores the files, answers the receipt
+        if resumable.handles(request) {                                  // Upload-Complete: a resumable upload begins
+            return await resumable.respond(to: request, context: context)
+        }
+        return await receiver.respond(to: request, context: context)     // stores the files, answers the receipt
+    }
+    for method in [HTTPRequest.Method.head, .patch, .delete, .get] {    // the resumable uploads' resources
+        router.on("uploads/:id", method: method) { request, context in
+            await resumable.respond(to: request, context: context)
+        }
     }
     router.post("import") { request, context -> String in
         var lines: [String] = []
@@ -160,7 +238,7 @@ func articleReceivingUploadsExample1() async throws {
         }
         return lines.joined(separator: "\n")
     }
-    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 8080)))
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
     try await app.runService()
 }
 
@@ -177,4 +255,35 @@ func articleBuildingAFormExample1() async throws {
     print(plan.contentLength ?? 0)    // 264, before a byte of notes.txt is read
     let body = try await plan.encodedBytes()
     print(body.count)                 // 264
+}
+
+/// From Sources/Multipart/Multipart.docc/ParsingABody.md.
+func articleParsingABodyExample1() async throws {
+    func parse(contentType: String, body: some AsyncSequence<[UInt8], any Error>) async throws {
+        var parser = try MultipartParser(contentType: contentType)   // limits: 16 KiB headers, 1000 parts, sizes you set
+        for try await chunk in body {
+            parser.append(chunk)
+            while let event = try parser.next() {   // .partBegin(head), .body(slice), .partEnd, .end
+                print(event)
+            }
+        }
+        try parser.finish()                          // a body without its closing delimiter is an error
+    }
+}
+
+/// From Sources/Multipart/Multipart.docc/ParsingABody.md.
+func articleParsingABodyExample2() async throws {
+    func parse(contentType: String, body: some AsyncSequence<ByteBuffer, any Error>) async throws {
+        var parser = try MultipartParser(contentType: contentType)
+        for try await buffer in body {
+            try buffer.withUnsafeReadableBytes { bytes in
+                try parser.parse(bytes) { event in          // .body(view): valid during this call only
+                    if case .body(let view) = event, let range = event.contentRange(in: bytes) {
+                        print(view.count, range)            // where it lies in `bytes`, to keep a slice instead of a copy
+                    }
+                }
+            }
+        }
+        try parser.finish()
+    }
 }

@@ -480,27 +480,3 @@ public struct ResumableUploadReceiver: Sendable {
         lifetime.sweep(store, locks: locks, digests: digests, logger: logger)
     }
 }
-
-/// What `GET` on an incomplete upload answers.
-struct DraftUploadState: Codable {
-    var complete: Bool
-    var length: Int64?
-    var offset: Int64
-}
-
-/// A request the receiver of resumable uploads refuses: its answer, and whether it says
-/// the upload is complete (`Upload-Complete`), when it says.
-struct DraftFailure: Error {
-    let response: Response
-    let complete: Bool?
-
-    init(_ status: HTTPResponse.Status, _ message: String, complete: Bool? = nil) {
-        self.response = UploadReceiver.json(ErrorBody(error: message), status: status)
-        self.complete = complete
-    }
-
-    init(response: Response, complete: Bool?) {
-        self.response = response
-        self.complete = complete
-    }
-}

@@ -472,22 +472,3 @@ public struct TusReceiver: Sendable {
         UploadReceiver.json(ErrorBody(error: message), status: status)
     }
 }
-
-/// A request the tus receiver refuses, with its status.
-struct TusFailure: Error {
-    let status: HTTPResponse.Status
-    let message: String
-
-    init(_ status: HTTPResponse.Status, _ message: String) {
-        self.status = status
-        self.message = message
-    }
-}
-
-/// What `GET` on a tus upload answers.
-struct TusUploadState: Codable {
-    var length: Int64
-    var offset: Int64
-    var complete: Bool
-    var receipt: Receipt?
-}

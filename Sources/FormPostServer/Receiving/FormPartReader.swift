@@ -1,13 +1,6 @@
 import Multipart
 import NIOCore
 
-/// Where a ``FormPartBody`` takes its content from.
-protocol FormPartContentSource: AnyObject {
-    /// The next content of the part numbered `part`, or nil once that part has ended (or
-    /// the reader has moved past it).
-    func nextContent(ofPart part: Int) async throws -> ByteBuffer?
-}
-
 /// Reads a body once for a ``FormParts`` sequence and the bodies of its parts: it pulls
 /// buffers only as the caller asks for more, and skips what a caller left of a part when
 /// asked for the next one.

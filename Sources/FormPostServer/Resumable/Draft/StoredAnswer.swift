@@ -1,0 +1,5 @@
+/// An answer kept to be given again: its status and JSON body.
+struct StoredAnswer: Codable {
+    var status: Int
+    var json: String
+}
