@@ -82,6 +82,33 @@ struct HTTP2UploadTests {
         #expect(answer.frames >= (length - 65_535) / 1024, "\(answer.frames) DATA frames")
     }
 
+    @Test("while one large upload to an origin is on a connection of its own, another goes as a stream of AsyncHTTPClient's; once both are over, the next has a connection of its own again")
+    func oneOwnConnectionPerOrigin() async throws {
+        let (form, sha256, length, directory) = try await largeForm(size: 4_300_000)
+        // Grants of 1 KiB after the first 64 KiB keep the first upload under way while the
+        // second starts; 1 MiB frames allowed tell them apart: AsyncHTTPClient sends its first
+        // window as one frame, FormPost's own connection 16 KiB frames.
+        let (responses, requests) = try await withServer(window: 1024, maxFrameSize: 1 << 20, action: { _ in .answer }) { server, client, url in
+            let first = Task { try await client.upload(form, to: url) }
+            let waitStart = ContinuousClock.now
+            while (server.requests.first?.bytes ?? 0) < 100_000, ContinuousClock.now - waitStart < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let second = try await client.upload(form, to: url)
+            let third = try await client.upload(form, to: url, headers: [.userAgent: "third"])
+            return ([try await first.value, second, third], server.requests)
+        }
+        withExtendedLifetime(directory) {}
+        for response in responses {
+            let answer = try JSONDecoder().decode(Answer.self, from: Data(response.body))
+            #expect(answer.sha256 == sha256 && answer.length == length)
+        }
+        #expect(requests.count == 3)
+        #expect(requests.first?.largestFrame == 16_384, "the first upload's largest frame: \(requests.first?.largestFrame ?? 0)")
+        #expect((requests.dropFirst().first?.largestFrame ?? 0) > 16_384, "the second upload's largest frame: \(requests.dropFirst().first?.largestFrame ?? 0)")
+        #expect(requests.last?.headers["user-agent"] == "third" && requests.last?.largestFrame == 16_384)
+    }
+
     @Test("a stream the server resets mid-body (INTERNAL_ERROR) fails with a clear error, and is not sent again")
     func resetMidBody() async throws {
         let (form, _, _, directory) = try await largeForm(size: 5_000_000)

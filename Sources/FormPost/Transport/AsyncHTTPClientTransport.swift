@@ -157,8 +157,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         // ago than the pool keeps one: only then may a close before any answer be the
         // keep-alive race rather than a server that failed while it handled the request.
         let mayReuse = lastAnswered.withLock { $0[origin].map { started - $0 < idleTimeout } ?? false }
-        if let http2Path, let body = request.body, http2Path.takes(request, origin: origin),
-           let response = try await http2Path.send(request, body: body, origin: origin, deadline: deadline) {
+        if let response = try await http2Path?.send(request, origin: origin, deadline: deadline) {
             answeredOverHTTP2 = true
             return response
         }

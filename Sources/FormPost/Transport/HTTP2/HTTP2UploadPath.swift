@@ -26,6 +26,11 @@ import Synchronization
 /// keeps AsyncHTTPClient), a body of at least ``minimumLength`` bytes or of unknown length,
 /// no rate cap. A server that chooses HTTP/1.1 is remembered, and its uploads go through
 /// AsyncHTTPClient from then on.
+///
+/// One upload per origin at a time: while one is under way here, others to the same origin
+/// go through AsyncHTTPClient, whose one HTTP/2 connection carries them as streams side by
+/// side. Sixteen uploads of 64 MiB at once through nginx ran at 0.97–1.10× `curl --parallel`
+/// each on a connection of its own, against 1.38–1.62× multiplexed.
 final class HTTP2UploadPath: Sendable {
     /// The smallest body with a known length sent on a connection of its own: below it, the
     /// TLS handshake a new connection costs is not paid back.
@@ -35,8 +40,15 @@ final class HTTP2UploadPath: Sendable {
     private let tlsConfiguration: TLSConfiguration
     private let connectTimeout: TimeAmount
     private let context = Mutex<NIOSSLContext?>(nil)
-    /// Origins whose server chose HTTP/1.1.
-    private let http1Origins = Mutex<Set<Origin>>([])
+    private let origins = Mutex(Origins())
+
+    /// What the path knows of origins.
+    private struct Origins {
+        /// Origins whose server chose HTTP/1.1.
+        var http1: Set<Origin> = []
+        /// Origins an upload on this path is under way to.
+        var busy: Set<Origin> = []
+    }
 
     /// The path for a client made with `configuration` on `group`, or nil where it is not taken.
     init?(configuration: HTTPClient.Configuration, group: any EventLoopGroup) {
@@ -48,21 +60,28 @@ final class HTTP2UploadPath: Sendable {
         connectTimeout = configuration.timeout.connect ?? .seconds(10)
     }
 
-    /// Whether `request` to `origin` goes this way.
-    func takes(_ request: TransportRequest, origin: Origin) -> Bool {
-        guard origin.scheme == "https", request.maxBytesPerSecond == nil, let body = request.body else { return false }
-        if let length = body.contentLength, length < Self.minimumLength { return false }
-        return !http1Origins.withLock { $0.contains(origin) }
-    }
-
     /// Records that `origin` answered over HTTP/1.1: it is not asked for HTTP/2 again.
     func answeredOverHTTP1(_ origin: Origin) {
-        _ = http1Origins.withLock { $0.insert(origin) }
+        _ = origins.withLock { $0.http1.insert(origin) }
     }
 
-    /// Sends `request` on a new connection; nil when the server chose HTTP/1.1 (nothing was
-    /// sent: send it another way). Errors are AsyncHTTPClient's transport's.
-    func send(_ request: TransportRequest, body: RequestBody, origin: Origin, deadline: NIODeadline) async throws -> UploadResponse? {
+    /// Sends `request` on a new connection when it goes this way and no other upload to
+    /// `origin` does; nil when it does not, or when the server chose HTTP/1.1 (nothing was
+    /// sent): send it another way. Errors are AsyncHTTPClient's transport's.
+    func send(_ request: TransportRequest, origin: Origin, deadline: NIODeadline) async throws -> UploadResponse? {
+        guard origin.scheme == "https", request.maxBytesPerSecond == nil, let body = request.body else { return nil }
+        if let length = body.contentLength, length < Self.minimumLength { return nil }
+        let claimed = origins.withLock { origins in
+            guard !origins.http1.contains(origin), !origins.busy.contains(origin) else { return false }
+            origins.busy.insert(origin)
+            return true
+        }
+        guard claimed else { return nil }
+        defer { _ = origins.withLock { $0.busy.remove(origin) } }
+        return try await sendOnItsOwnConnection(request, body: body, origin: origin, deadline: deadline)
+    }
+
+    private func sendOnItsOwnConnection(_ request: TransportRequest, body: RequestBody, origin: Origin, deadline: NIODeadline) async throws -> UploadResponse? {
         let loop = group.next()
         let negotiated = loop.makePromise(of: Bool.self)
         let answer = loop.makePromise(of: HTTP2UploadStream.Answer.self)
