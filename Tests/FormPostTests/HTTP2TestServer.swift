@@ -46,9 +46,9 @@ final class HTTP2TestServer: Sendable {
 
     /// What arrived, shared with the connections' handlers.
     private final class Record: Sendable {
-        let state = Mutex<(connections: Int, requests: [Request])>((0, []))
+        let state = Mutex<(connections: Int, closed: Int, requests: [Request])>((0, 0, []))
 
-        func withLock<T>(_ body: (inout (connections: Int, requests: [Request])) -> T) -> T {
+        func withLock<T>(_ body: (inout (connections: Int, closed: Int, requests: [Request])) -> T) -> T {
             state.withLock { body(&$0) }
         }
     }
@@ -57,6 +57,8 @@ final class HTTP2TestServer: Sendable {
     var requests: [Request] { state.withLock { $0.requests } }
     /// How many connections were accepted.
     var connections: Int { state.withLock { $0.connections } }
+    /// How many connections have closed.
+    var closedConnections: Int { state.withLock { $0.closed } }
 
     init(fixtures: TLSFixtures, window: Int = 65_535, maxFrameSize: Int = 16_384, action: @escaping @Sendable (Int) -> Action) throws {
         var tls = TLSConfiguration.makeServerConfiguration(
@@ -76,6 +78,7 @@ final class HTTP2TestServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [connection, stream] channel in
                 state.withLock { $0.connections += 1 }
+                channel.closeFuture.whenComplete { _ in state.withLock { $0.closed += 1 } }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                     _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(

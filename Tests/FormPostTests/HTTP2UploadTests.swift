@@ -3,7 +3,9 @@ import AsyncHTTPClient
 import Foundation
 import FormPost
 import Multipart
+import NIOCore
 import NIOHTTP2
+import NIOPosix
 import NIOSSL
 import Synchronization
 import Testing
@@ -95,8 +97,9 @@ struct HTTP2UploadTests {
                 try await Task.sleep(for: .milliseconds(5))
             }
             let second = try await client.upload(form, to: url)
+            let firstResponse = try await first.value
             let third = try await client.upload(form, to: url, headers: [.userAgent: "third"])
-            return ([try await first.value, second, third], server.requests)
+            return ([firstResponse, second, third], server.requests)
         }
         withExtendedLifetime(directory) {}
         for response in responses {
@@ -159,7 +162,7 @@ struct HTTP2UploadTests {
     @Test("cancelling an upload whose answer never comes ends it at once and closes its connection")
     func cancellation() async throws {
         let (form, _, length, directory) = try await largeForm(size: 5_000_000)
-        let (outcome, elapsed) = try await withServer(window: 16 << 20, action: { _ in .hold }) { server, client, url in
+        let (outcome, elapsed, closed) = try await withServer(window: 16 << 20, action: { _ in .hold }) { server, client, url in
             let upload = Task { try await client.upload(form, to: url) }
             let waitStart = ContinuousClock.now
             while server.requests.first?.bytes != length, ContinuousClock.now - waitStart < .seconds(20) {
@@ -168,7 +171,11 @@ struct HTTP2UploadTests {
             let cancelled = ContinuousClock.now
             upload.cancel()
             let outcome = await upload.result
-            return (outcome, ContinuousClock.now - cancelled)
+            let elapsed = ContinuousClock.now - cancelled
+            while server.closedConnections == 0, ContinuousClock.now - cancelled < .seconds(2) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return (outcome, elapsed, server.closedConnections)
         }
         withExtendedLifetime(directory) {}
         guard case .failure(let error) = outcome else {
@@ -177,6 +184,7 @@ struct HTTP2UploadTests {
         }
         #expect(error is CancellationError, "\(error)")
         #expect(elapsed < .seconds(2), "cancelling took \(elapsed)")
+        #expect(closed == 1, "the server saw \(closed) connections closed")
     }
 
     @Test("formpost and the library upload 6 MB over HTTP/2 to formpost serve's receiver over TLS, byte-exact")
@@ -205,6 +213,46 @@ struct HTTP2UploadTests {
             #expect(receipt.fields == [.init(name: "title", value: "hi")])
             #expect(receipt.files.map(\.sha256) == [expected])
         }
+    }
+
+    @Test("a server that takes the connection and never answers the TLS handshake fails the upload after the connect timeout")
+    func stalledHandshake() async throws {
+        let (form, _, _, directory) = try await largeForm(size: 4_300_000)
+        // Accepts connections and reads nothing from them.
+        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        defer { listener.close(promise: nil) }
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(1))
+        let url = URL(string: "https://localhost:\(listener.localAddress?.port ?? 0)/upload")!
+        let started = ContinuousClock.now
+        let outcome = try await withTransport(configuration) { transport in
+            do {
+                return Result<UploadResponse, any Error>.success(try await FormPostClient(transport: transport).upload(form, to: url))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        withExtendedLifetime(directory) {}
+        guard case .failure(UploadError.timedOut(let what)) = outcome else {
+            Issue.record("expected a timeout, got \(outcome)")
+            return
+        }
+        #expect(what.contains("connecting"), "\(what)")
+        #expect(elapsed < .seconds(5), "it took \(elapsed)")
+    }
+
+    @Test("a Host field the caller sets names the authority, as AsyncHTTPClient makes it")
+    func hostField() async throws {
+        let (form, sha256, _, directory) = try await largeForm(size: 4_300_000)
+        let (response, request) = try await withServer(action: { _ in .answer }) { server, client, url in
+            (try await client.upload(form, to: url, headers: [HTTPField.Name("Host")!: "uploads.example"]), server.requests.first)
+        }
+        withExtendedLifetime(directory) {}
+        #expect(try JSONDecoder().decode(Answer.self, from: Data(response.body)).sha256 == sha256)
+        #expect(request?.headers[":authority"] == "uploads.example")
+        #expect(request?.headers["host"] == nil)
+        #expect(request?.largestFrame == 16_384)
     }
 
     @Test("the upload's timeout ends an exchange whose answer never comes")

@@ -7,8 +7,9 @@ import NIOTLS
 /// the same event, so that the HTTP/2 handler reads the first bytes the server sends after
 /// the handshake. Fails `negotiated` with what ended the connection before.
 ///
-/// Later it keeps the first error the connection reports (a TLS alert, a reset, an HTTP/2
-/// connection error), which the streams see only as their channel closing.
+/// Later it keeps the first error NIOSSL or the socket reports (a TLS alert, a reset), which
+/// the streams see only as their channel closing; ``ConnectionFailureCloser`` keeps those of
+/// the HTTP/2 handler.
 final class HTTP2Negotiation: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 

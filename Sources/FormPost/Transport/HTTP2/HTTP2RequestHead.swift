@@ -13,14 +13,16 @@ enum HTTP2RequestHead {
     private static let notSent: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host", "te",
                                                "content-length", "content-type"]
 
-    /// The request's HEADERS: the pseudo-header fields, then `content-type` and, when the
+    /// The request's HEADERS: the pseudo-header fields (`:authority` from the request's
+    /// `Host` field if it has one, from the URL otherwise), then `content-type` and, when the
     /// body's length is known, `content-length`, then the request's own fields (lowercase).
     static func headers(of request: TransportRequest, body: RequestBody, origin: Origin) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(request.headers.count + 6)
         headers.add(name: ":method", value: request.method.rawValue)
         headers.add(name: ":scheme", value: origin.scheme)
-        headers.add(name: ":authority", value: authority(origin))
+        // A Host field the caller set names the authority, as AsyncHTTPClient makes it one.
+        headers.add(name: ":authority", value: request.headers[hostField] ?? authority(origin))
         headers.add(name: ":path", value: path(of: request.url))
         headers.add(name: "content-type", value: body.contentType)
         if let length = body.contentLength { headers.add(name: "content-length", value: String(length)) }
@@ -29,6 +31,8 @@ enum HTTP2RequestHead {
         }
         return headers
     }
+
+    private static let hostField = HTTPField.Name("Host")!
 
     /// The fields of an answer's HEADERS, without its pseudo-header fields.
     static func fields(of headers: HPACKHeaders) -> HTTPFields {

@@ -23,8 +23,11 @@ import Synchronization
 ///
 /// Taken only where it changes nothing else: a transport that made its own client (its
 /// configuration known), no proxy, HTTP/2 allowed, NIOPosix's sockets (Network.framework
-/// keeps AsyncHTTPClient), a body of at least ``minimumLength`` bytes or of unknown length,
-/// no rate cap. A server that chooses HTTP/1.1 is remembered, and its uploads go through
+/// keeps AsyncHTTPClient), none of the configuration's connection settings this path does
+/// not carry out (DNS overrides or resolver, a local address, Multipath TCP, a read timeout,
+/// debug initializers), a body of at least ``minimumLength`` bytes or of unknown length,
+/// no rate cap. The connect timeout bounds the TCP connection and the TLS handshake, as
+/// AsyncHTTPClient's does. A server that chooses HTTP/1.1 is remembered, and its uploads go through
 /// AsyncHTTPClient from then on.
 ///
 /// One upload per origin at a time: while one is under way here, others to the same origin
@@ -52,7 +55,11 @@ final class HTTP2UploadPath: Sendable {
 
     /// The path for a client made with `configuration` on `group`, or nil where it is not taken.
     init?(configuration: HTTPClient.Configuration, group: any EventLoopGroup) {
-        guard configuration.proxy == nil, configuration.httpVersion != .http1Only, NetworkStack(group) == .sockets else { return nil }
+        guard configuration.proxy == nil, configuration.httpVersion != .http1Only, NetworkStack(group) == .sockets,
+              configuration.dnsOverride.isEmpty, configuration.dnsResolver == .system, configuration.localAddress == nil,
+              !configuration.enableMultipath, configuration.timeout.read == nil,
+              configuration.http1_1ConnectionDebugInitializer == nil, configuration.http2ConnectionDebugInitializer == nil,
+              configuration.http2StreamChannelDebugInitializer == nil else { return nil }
         self.group = group
         var tls = configuration.tlsConfiguration ?? TLSConfiguration.makeClientConfiguration()
         tls.applicationProtocols = ["h2", "http/1.1"]
@@ -86,16 +93,24 @@ final class HTTP2UploadPath: Sendable {
         let negotiated = loop.makePromise(of: Bool.self)
         let answer = loop.makePromise(of: HTTP2UploadStream.Answer.self)
         let connectionError = NIOLockedValueBox<(any Error)?>(nil)
-        let timedOut = Atomic<Bool>(false)
+        let timedOut = Atomic<Bool>(false), handshakeTimedOut = Atomic<Bool>(false)
         let channel: any Channel
+        let connectDeadline = min(deadline, .now() + connectTimeout)
         do {
-            channel = try await connect(request, body: body, origin: origin, loop: loop, deadline: deadline,
+            channel = try await connect(request, body: body, origin: origin, loop: loop, deadline: connectDeadline,
                                         negotiated: negotiated, answer: answer, connectionError: connectionError)
         } catch {
             negotiated.fail(error)
             answer.fail(error)
+            if Task.isCancelled { throw CancellationError() }
             throw AsyncHTTPClientTransport.translate(error, url: request.url)
         }
+        // The TLS handshake within what is left of the connect timeout, as AsyncHTTPClient does.
+        let handshakeClose = loop.scheduleTask(deadline: connectDeadline) {
+            handshakeTimedOut.store(true, ordering: .relaxed)
+            channel.close(promise: nil)
+        }
+        negotiated.futureResult.whenComplete { _ in handshakeClose.cancel() }
         let deadlineClose = loop.scheduleTask(deadline: deadline) {
             timedOut.store(true, ordering: .relaxed)
             channel.close(promise: nil)
@@ -104,6 +119,7 @@ final class HTTP2UploadPath: Sendable {
             deadlineClose.cancel()
             channel.close(promise: nil)
         }
+        var spokeHTTP2 = false
         do {
             return try await withTaskCancellationHandler {
                 guard try await negotiated.futureResult.get() else {
@@ -111,6 +127,7 @@ final class HTTP2UploadPath: Sendable {
                     answeredOverHTTP1(origin)
                     return nil
                 }
+                spokeHTTP2 = true
                 let received = try await answer.futureResult.get()
                 return UploadResponse(status: received.status, headers: received.fields, body: Array(received.body.readableBytesView),
                                       url: request.url, method: request.method, httpVersion: "2")
@@ -121,9 +138,15 @@ final class HTTP2UploadPath: Sendable {
             answer.fail(error)
             if Task.isCancelled { throw CancellationError() }
             if timedOut.load(ordering: .relaxed) { throw UploadError.timedOut("no complete answer from \(origin.host) in time") }
+            if !spokeHTTP2, handshakeTimedOut.load(ordering: .relaxed) { throw UploadError.timedOut("connecting to \(origin.host) took too long") }
             let failure = error as? HTTP2UploadStream.Failure
             var cause = failure?.error ?? error
             if let closed = cause as? ChannelError, closed == .ioOnClosedChannel, let first = connectionError.withLockedValue({ $0 }) { cause = first }
+            // A connection that fails once it was made is not one that could not be made
+            // (which a retry policy may send again): the server may have taken the request.
+            if spokeHTTP2, let failed = cause as? IOError {
+                cause = UploadError.transport("the connection to \(origin.host) failed while the upload was under way: \(String(cString: strerror(failed.errnoCode)))")
+            }
             throw AsyncHTTPClientTransport.failure(cause, of: request, beforeAnswer: !(failure?.answerBegan ?? false), mayReuse: false)
         }
     }
@@ -152,6 +175,7 @@ final class HTTP2UploadPath: Sendable {
                         try pipeline.addHandler(FrameFlushHandler(threshold: HTTP2UploadStream.frameSize))
                         let multiplexer = try pipeline.configureHTTP2Pipeline(
                             mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()) { pushed in pushed.close() }
+                        try pipeline.addHandler(ConnectionFailureCloser(connectionError: connectionError))
                         let opened = channel.eventLoop.makePromise(of: (any Channel).self)
                         opened.futureResult.whenFailure { answer.fail(HTTP2UploadStream.Failure(error: $0, answerBegan: false)) }
                         multiplexer.createStreamChannel(promise: opened) { streamChannel in
