@@ -67,26 +67,6 @@ func articleHTTPSExample1() async throws {
 
 /// From Sources/FormPost/FormPost.docc/ResumableUploads.md.
 func articleResumableUploadsExample1() async throws {
-    // resumable-upload URL FILE: the file as a form, with the IETF draft, in requests of 8 MiB;
-    // run again after a cut or a crash, it goes on from what the server acknowledged.
-    let arguments = CommandLine.arguments
-    guard arguments.count == 3, let url = URL(string: arguments[1]) else {
-        print("usage: resumable-upload URL FILE")
-        exit(2)
-    }
-    var form = MultipartForm()
-    try form.append(name: "file", fileAt: arguments[2])
-    let uploader = ResumableUploader(chunkSize: 8 << 20, retry: RetryPolicy(maxRetries: 5))
-    let result = try await uploader.upload(form, to: url) { progress in
-        FileHandle.standardError.write(Data("\r\(progress.acknowledged) of \(progress.total) bytes acknowledged".utf8))
-    }
-    FileHandle.standardError.write(Data("\n".utf8))
-    print("resumed at \(result.resumedFrom), sent \(result.bytesSent) bytes, upload resource \(result.uploadURL)")
-    print(result.response.text)   // the target's answer to the whole form
-}
-
-/// From Sources/FormPost/FormPost.docc/ResumableUploads.md.
-func articleResumableUploadsExample2() async throws {
     var form = MultipartForm()
     form.append(name: "title", value: "Holiday")
     try form.append(name: "video", fileAt: "holiday.mp4")
@@ -98,7 +78,7 @@ func articleResumableUploadsExample2() async throws {
 }
 
 /// From Sources/FormPost/FormPost.docc/ResumableUploads.md.
-func articleResumableUploadsExample3() async throws {
+func articleResumableUploadsExample2() async throws {
     let uploader = TusUploader(chunkSize: 64 << 20, retry: RetryPolicy(maxRetries: 5), checksums: true)
     let endpoint = URL(string: "https://example.com/files")!
     let result = try await uploader.upload(fileAt: "big.iso", to: endpoint) { progress in
@@ -110,29 +90,6 @@ func articleResumableUploadsExample3() async throws {
 
 /// From Sources/FormPost/FormPost.docc/Uploading.md.
 func articleUploadingExample1() async throws {
-    // upload-form URL FILE [NAME=VALUE …]: the fields and the file as one form, with progress.
-    let arguments = CommandLine.arguments
-    guard arguments.count >= 3, let url = URL(string: arguments[1]) else {
-        print("usage: upload-form URL FILE [NAME=VALUE …]")
-        exit(2)
-    }
-    var form = MultipartForm()
-    for field in arguments.dropFirst(3) {
-        let pair = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        form.append(name: String(pair[0]), value: pair.count > 1 ? String(pair[1]) : "")
-    }
-    try form.append(name: "file", fileAt: arguments[2])   // checks the file, records its size, reads nothing
-    let response = try await FormPostClient().upload(form, to: url) { progress in
-        let percent = Int((progress.fraction ?? 0) * 100)
-        FileHandle.standardError.write(Data("\r\(progress.bytesSent) of \(progress.totalBytes ?? 0) bytes, \(percent)%".utf8))
-    }
-    FileHandle.standardError.write(Data("\n".utf8))
-    print(response.status)
-    print(response.text)
-}
-
-/// From Sources/FormPost/FormPost.docc/Uploading.md.
-func articleUploadingExample2() async throws {
     var form = MultipartForm()
     form.append(name: "title", value: "Holiday")
     try form.append(name: "photo", fileAt: "beach.jpg")
@@ -145,7 +102,7 @@ func articleUploadingExample2() async throws {
 }
 
 /// From Sources/FormPost/FormPost.docc/Uploading.md.
-func articleUploadingExample3() async throws {
+func articleUploadingExample2() async throws {
     var form = MultipartForm()
     form.append(name: "title", value: "Holiday")
     let options = UploadOptions(
@@ -161,37 +118,7 @@ func articleUploadingExample3() async throws {
 }
 
 /// From Sources/FormPost/FormPost.docc/Uploading.md.
-func articleUploadingExample4() async throws {
-    // presigned-post FILE [URL]: the file with the fields a service signed (placeholders here, in
-    // the shape S3 hands them out), posted to URL; without one, the request it would send.
-    let arguments = CommandLine.arguments
-    guard arguments.count >= 2 else {
-        print("usage: presigned-post FILE [URL]")
-        exit(2)
-    }
-    let post = PresignedPost(
-        url: URL(string: arguments.count > 2 ? arguments[2] : "https://example-bucket.s3.amazonaws.com/")!,
-        fields: [
-            ("key", "uploads/${filename}"),
-            ("x-amz-algorithm", "AWS4-HMAC-SHA256"),
-            ("x-amz-credential", "AKIAIOSFODNN7EXAMPLE/20260101/us-east-1/s3/aws4_request"),
-            ("x-amz-date", "20260101T000000Z"),
-            ("policy", "eyJleHBpcmF0aW9uIjoiMjAyNi0wMS0wMVQwMTowMDowMFoifQ=="),
-            ("x-amz-signature", "3f0c1e…"),
-        ]
-    )
-    if arguments.count > 2 {
-        let response = try await post.upload(fileAt: arguments[1])   // throws UploadError unless 200, 201 or 204
-        print(response.status)
-    } else {
-        let plan = try post.form(fileAt: arguments[1]).plan()
-        let head = "POST \(post.url.absoluteString)\nContent-Type: \(plan.contentType)\nContent-Length: \(plan.contentLength ?? 0)\n\n"
-        FileHandle.standardOutput.write(Data(head.utf8) + Data(try await plan.encodedBytes()))   // the body's exact bytes
-    }
-}
-
-/// From Sources/FormPost/FormPost.docc/Uploading.md.
-func articleUploadingExample5() async throws {
+func articleUploadingExample3() async throws {
     struct SearchResults: Decodable { let items: [String] }
     let token = "…"
     let searchURL = URL(string: "https://example.com/search")!
@@ -202,44 +129,6 @@ func articleUploadingExample5() async throws {
     let found = try await client.request(.get, searchURL, parameters: parameters)
     let results = try found.serialized(by: .decodable(SearchResults.self))
     print(results.items)
-}
-
-/// From Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md.
-func articleReceivingUploadsExample1() async throws {
-    // receive-uploads [PORT] [DIRECTORY]: forms stored in DIRECTORY (./uploads) at POST /upload,
-    // resumable uploads of the IETF draft there too, parts read one by one at POST /import.
-    let arguments = CommandLine.arguments
-    let port = arguments.count > 1 ? Int(arguments[1]) ?? 8080 : 8080
-    let directory = arguments.count > 2 ? arguments[2] : "./uploads"
-    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: directory, maxFileSize: 1 << 30))
-    let resumable = try ResumableUploadReceiver(receiver: receiver, basePath: "/uploads")
-    let router = Router()
-    router.post("upload") { request, context in
-        if resumable.handles(request) {                                  // Upload-Complete: a resumable upload begins
-            return await resumable.respond(to: request, context: context)
-        }
-        return await receiver.respond(to: request, context: context)     // stores the files, answers the receipt
-    }
-    for method in [HTTPRequest.Method.head, .patch, .delete, .get] {    // the resumable uploads' resources
-        router.on("uploads/:id", method: method) { request, context in
-            await resumable.respond(to: request, context: context)
-        }
-    }
-    router.post("import") { request, context -> String in
-        var lines: [String] = []
-        for try await part in try request.formParts(limits: MultipartParserLimits(maxPartBytes: 1 << 30)) {
-            if let filename = part.filename {
-                var size = 0
-                for try await buffer in part.body { size += buffer.readableBytes }   // or send each buffer on
-                lines.append("\(part.name): \(filename), \(size) bytes")
-            } else {
-                lines.append("\(part.name) = \(String(buffer: try await part.body.collect(upTo: 64 * 1024)))")
-            }
-        }
-        return lines.joined(separator: "\n")
-    }
-    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
-    try await app.runService()
 }
 
 /// From Sources/Multipart/Multipart.docc/BuildingAForm.md.

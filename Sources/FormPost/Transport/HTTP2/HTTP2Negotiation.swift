@@ -1,25 +1,19 @@
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOTLS
 
 /// Behind NIOSSL on a connection of ``HTTP2UploadPath``: when the TLS handshake ends, tells
 /// whether the server chose HTTP/2 by ALPN and, if it did, runs `speakHTTP2` right away, in
 /// the same event, so that the HTTP/2 handler reads the first bytes the server sends after
-/// the handshake. Fails `negotiated` with what ended the connection before.
-///
-/// Later it keeps the first error NIOSSL or the socket reports (a TLS alert, a reset), which
-/// the streams see only as their channel closing; ``ConnectionFailureCloser`` keeps those of
-/// the HTTP/2 handler.
+/// the handshake. Fails `negotiated` with what ended the connection before (later errors
+/// reach ``ConnectionFailureCloser``, at the end of the pipeline).
 final class HTTP2Negotiation: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     private let negotiated: EventLoopPromise<Bool>
     private let speakHTTP2: (any Channel) throws -> Void
-    private let connectionError: NIOLockedValueBox<(any Error)?>
 
-    init(negotiated: EventLoopPromise<Bool>, connectionError: NIOLockedValueBox<(any Error)?>, speakHTTP2: @escaping (any Channel) throws -> Void) {
+    init(negotiated: EventLoopPromise<Bool>, speakHTTP2: @escaping (any Channel) throws -> Void) {
         self.negotiated = negotiated
-        self.connectionError = connectionError
         self.speakHTTP2 = speakHTTP2
     }
 
@@ -41,13 +35,12 @@ final class HTTP2Negotiation: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        connectionError.withLockedValue { if $0 == nil { $0 = error } }
         negotiated.fail(error)
         context.fireErrorCaught(error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        negotiated.fail(connectionError.withLockedValue { $0 } ?? ChannelError.ioOnClosedChannel)
+        negotiated.fail(ChannelError.ioOnClosedChannel)
         context.fireChannelInactive()
     }
 }

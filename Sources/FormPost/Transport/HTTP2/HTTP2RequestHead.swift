@@ -6,8 +6,8 @@ import Foundation
 import HTTPTypes
 import NIOHPACK
 
-/// The HEADERS of an upload over HTTP/2 and the fields of its answer, converted between
-/// `HTTPFields` and NIOHPACK's `HPACKHeaders`.
+/// The HEADERS of an upload over HTTP/2, from the request's `HTTPFields` (its answer's come
+/// back through `HTTPFields(_:)` of `HPACKHeaders`).
 enum HTTP2RequestHead {
     /// Fields HTTP/2 forbids (RFC 9113 §8.2.2), or that the pseudo-header `:authority` carries.
     private static let notSent: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host", "te",
@@ -33,15 +33,6 @@ enum HTTP2RequestHead {
     }
 
     private static let hostField = HTTPField.Name("Host")!
-
-    /// The fields of an answer's HEADERS, without its pseudo-header fields.
-    static func fields(of headers: HPACKHeaders) -> HTTPFields {
-        var fields = HTTPFields()
-        for (name, value, _) in headers where !name.hasPrefix(":") {
-            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
-        }
-        return fields
-    }
 
     /// `host[:port]`, an IPv6 address in brackets, the port left out when it is the scheme's default.
     private static func authority(_ origin: Origin) -> String {

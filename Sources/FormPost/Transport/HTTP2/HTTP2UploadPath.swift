@@ -170,7 +170,7 @@ final class HTTP2UploadPath: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName))
-                    try pipeline.addHandler(HTTP2Negotiation(negotiated: negotiated, connectionError: connectionError) { channel in
+                    try pipeline.addHandler(HTTP2Negotiation(negotiated: negotiated) { channel in
                         let pipeline = channel.pipeline.syncOperations
                         try pipeline.addHandler(FrameFlushHandler(threshold: HTTP2UploadStream.frameSize))
                         let multiplexer = try pipeline.configureHTTP2Pipeline(

@@ -104,7 +104,7 @@ final class HTTP2UploadStream: ChannelInboundHandler {
                 // An interim answer (100 Continue, 103 Early Hints): the final one follows.
                 if code < 200 { return }
                 status = code
-                fields = HTTP2RequestHead.fields(of: frame.headers)
+                fields = HTTPFields(frame.headers)
             }
             if frame.endStream { end(.success(Answer(status: status ?? 0, fields: fields, body: received))) }
         case .data(let frame):
