@@ -51,8 +51,8 @@ struct RequestSerializerTests {
         #expect(URLEncodedForm.escape(Array("ü~-._".utf8)) == "%C3%BC~-._")
     }
 
-    @Test("the README's bytes are the bytes sent")
-    func readmeBytes() throws {
+    @Test("the bytes the Uploading article shows for parameters are the bytes sent")
+    func uploadingArticleBytes() throws {
         let parameters: [String: FormValue] = ["q": "swift", "tags": ["a b", "c&d"], "user": ["name": "Zoë"]]
         let serializer = RequestSerializer()
         let search = try serializer.request(.get, URL(string: "https://example.com/search")!, parameters: parameters)
