@@ -34,8 +34,9 @@ final class EventLoopBodyPump: @unchecked Sendable {
     private let done: EventLoopPromise<Void>
     /// Buffers handed to the writer that the connection has not written yet.
     private var untaken = 0
-    /// Whether a task off the loop is reading the next buffer.
-    private var readingOffLoop = false
+    /// The task off the loop reading the next buffer, while one is.
+    private var offLoopRead: Task<Void, Never>?
+    private var readingOffLoop: Bool { offLoopRead != nil }
     private var ended = false
 
     init(state: PlanByteBuffers.IteratorState, writer: HTTPClient.Body.StreamWriter, eventLoop: any EventLoop, window: Int) {
@@ -108,9 +109,9 @@ final class EventLoopBodyPump: @unchecked Sendable {
     /// Reads the next buffer off the loop (from the disk on NIO's thread pool, or a stream),
     /// then goes on pumping on the loop.
     private func readOffLoop() {
-        readingOffLoop = true
-        state.nextBufferOffLoop(then: eventLoop) { result in
-            self.readingOffLoop = false
+        offLoopRead = state.nextBufferOffLoop(then: eventLoop) { result in
+            self.offLoopRead = nil
+            guard !self.ended else { return }
             switch result {
             case .success(let buffer):
                 if let buffer { self.write(buffer) }
@@ -124,6 +125,8 @@ final class EventLoopBodyPump: @unchecked Sendable {
     private func end(_ result: Result<Void, any Error>) {
         guard !ended else { return }
         ended = true
+        // A stream part waiting for bytes that will never be sent stops being iterated.
+        offLoopRead?.cancel()
         done.completeWith(result)
     }
 }

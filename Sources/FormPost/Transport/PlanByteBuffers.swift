@@ -110,10 +110,13 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
         /// Reads the next buffer off `eventLoop` (from the disk on NIO's thread pool, or a
         /// stream's bytes in a task), then calls `body` with it on `eventLoop`: for a body
         /// pump that runs on the loop and found nothing ``nextBufferWithoutBlocking()`` could
-        /// read. The state is not touched by its owner until `body` runs.
-        func nextBufferOffLoop(then eventLoop: any EventLoop, _ body: @escaping @Sendable (Result<ByteBuffer?, any Error>) -> Void) {
+        /// read. The state is not touched by its owner until `body` runs. The task that reads
+        /// is returned: a pump that ends before `body` runs cancels it, so that a stream
+        /// waiting for its next bytes is not iterated on for ever.
+        @discardableResult
+        func nextBufferOffLoop(then eventLoop: any EventLoop, _ body: @escaping @Sendable (Result<ByteBuffer?, any Error>) -> Void) -> Task<Void, Never> {
             let unchecked = Unchecked(state: self)
-            Task {
+            return Task {
                 let result: Result<ByteBuffer?, any Error>
                 do {
                     result = .success(try await unchecked.state.nextBufferFromDiskOrStream())

@@ -52,7 +52,9 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     private let answer: EventLoopPromise<Answer>
     private var started = false
     private var sentEnd = false
-    private var readingOffLoop = false
+    /// The task off the loop reading the next buffer, while one is.
+    private var offLoopRead: Task<Void, Never>?
+    private var readingOffLoop: Bool { offLoopRead != nil }
     private var finished = false
     private var status: Int?
     private var fields = HTTPFields()
@@ -160,11 +162,10 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     }
 
     private func readOffLoop(context: ChannelHandlerContext) {
-        readingOffLoop = true
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        body.nextBufferOffLoop(then: context.eventLoop) { result in
+        offLoopRead = body.nextBufferOffLoop(then: context.eventLoop) { result in
             let (stream, context) = bound.value
-            stream.readingOffLoop = false
+            stream.offLoopRead = nil
             guard !stream.finished else { return }
             switch result {
             case .success(let buffer):
@@ -184,6 +185,8 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     private func end(_ result: Result<Answer, any Error>) {
         guard !finished else { return }
         finished = true
+        // A stream part waiting for bytes that will never be sent stops being iterated.
+        offLoopRead?.cancel()
         answer.completeWith(result)
     }
 }
