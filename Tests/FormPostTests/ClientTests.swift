@@ -345,33 +345,21 @@ struct ClientTests {
           arguments: ["ahc", "urlsession"])
     func cancelledWhileAStreamWaits(transportName: String) async throws {
         let client = FormPostClient(transport: transport(named: transportName))
-        let ended = Mutex<ContinuousClock.Instant?>(nil)
+        let live = LiveStream()
         var form = MultipartForm()
-        form.append(name: "live", length: nil, filename: "live.bin") {
-            AsyncStream<[UInt8]> { continuation in
-                continuation.onTermination = { _ in ended.withLock { $0 = .now } }
-                continuation.yield([UInt8](repeating: 7, count: 1_000))
-                // Never finished: a live source with nothing more to say yet.
-            }
-        }
+        form.append(name: "live", length: nil, filename: "live.bin") { live }
         let server = try TestServer()
         let liveForm = form
         try await server.run { base in
-            let sent = Mutex(false)
-            let task = Task {
-                try await client.upload(liveForm, to: base.appendingPathComponent("upload")) { progress in
-                    if progress.bytesSent > 0 { sent.withLock { $0 = true } }
-                }
-            }
-            while !sent.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
-            try await Task.sleep(for: .milliseconds(100))
+            let task = Task { try await client.upload(liveForm, to: base.appendingPathComponent("upload")) }
+            let waitStart = ContinuousClock.now
+            while !live.isWaiting, ContinuousClock.now - waitStart < .seconds(20) { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(live.isWaiting, "the upload never read past the stream's first chunk")
             let cancelledAt = ContinuousClock.now
             task.cancel()
             await #expect(throws: (any Error).self) { try await task.value }
-            let deadline = cancelledAt + .seconds(5)
-            while ended.withLock({ $0 }) == nil, .now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            let endedAt = ended.withLock { $0 }
-            #expect(endedAt != nil, "the stream was still being iterated 5 s after the upload was cancelled")
+            while !live.hasEnded, ContinuousClock.now - cancelledAt < .seconds(5) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(live.hasEnded, "the stream was still being iterated 5 s after the upload was cancelled")
         }
     }
 

@@ -189,38 +189,26 @@ struct HTTP2UploadTests {
 
     @Test("cancelling an upload whose stream part waits for bytes ends the stream's iteration too, on FormPost's own HTTP/2 connection")
     func cancelledWhileAStreamWaits() async throws {
-        let ended = Mutex<Bool>(false)
+        let live = LiveStream()
         var form = MultipartForm()
-        form.append(name: "live", length: nil, filename: "live.bin") {
-            AsyncStream<[UInt8]> { continuation in
-                continuation.onTermination = { _ in ended.withLock { $0 = true } }
-                continuation.yield([UInt8](repeating: 7, count: 1_000))
-                // Never finished: a live source with nothing more to say yet.
-            }
-        }
+        form.append(name: "live", length: nil, filename: "live.bin") { live }
         let liveForm = form
-        let (outcome, endedSoon) = try await withServer(window: 16 << 20, action: { _ in .hold }) { server, client, url in
+        let (outcome, waited, ended) = try await withServer(window: 16 << 20, action: { _ in .hold }) { server, client, url in
             let upload = Task { try await client.upload(liveForm, to: url) }
             let waitStart = ContinuousClock.now
-            // The stream's first bytes wait in the reader for a frame's worth: the request
-            // under way is enough.
-            while server.requests.isEmpty, ContinuousClock.now - waitStart < .seconds(20) {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            try await Task.sleep(for: .milliseconds(200))
+            while !live.isWaiting, ContinuousClock.now - waitStart < .seconds(20) { try await Task.sleep(for: .milliseconds(5)) }
             let cancelled = ContinuousClock.now
             upload.cancel()
             let outcome = await upload.result
-            while !ended.withLock({ $0 }), ContinuousClock.now - cancelled < .seconds(5) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return (outcome, ended.withLock { $0 })
+            while !live.hasEnded, ContinuousClock.now - cancelled < .seconds(5) { try await Task.sleep(for: .milliseconds(10)) }
+            return (outcome, live.isWaiting, live.hasEnded)
         }
+        #expect(waited, "the upload never read past the stream's first chunk")
         guard case .failure = outcome else {
             Issue.record("the upload was not cancelled: \(outcome)")
             return
         }
-        #expect(endedSoon, "the stream was still being iterated 5 s after the upload was cancelled")
+        #expect(ended, "the stream was still being iterated 5 s after the upload was cancelled")
     }
 
     @Test("formpost and the library upload 6 MB over HTTP/2 to formpost serve's receiver over TLS, byte-exact")
