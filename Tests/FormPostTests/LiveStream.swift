@@ -1,20 +1,24 @@
 import Synchronization
 
 /// A stream part's source that yields one chunk and then waits for bytes that never come,
-/// as a live source with nothing more to say yet: it records when an iterator is waiting,
-/// and when the iteration ends (its wait cancelled, or its iterator let go).
+/// as a live source with nothing more to say yet. It counts its iterations: how many were
+/// made, how many have ended (their wait cancelled, or their iterator let go), and whether
+/// one has waited for the bytes after the first chunk.
 final class LiveStream: AsyncSequence, Sendable {
     typealias Element = [UInt8]
 
-    private let state = Mutex<(waiting: Bool, ended: Bool)>((false, false))
+    private let state = Mutex<(made: Int, ended: Int, waited: Bool)>((0, 0, false))
 
-    /// Whether an iterator is waiting for the bytes after the first chunk.
-    var isWaiting: Bool { state.withLock { $0.waiting } }
-    /// Whether an iteration ended after it began: cancelled while it waited, or let go.
-    var hasEnded: Bool { state.withLock { $0.ended } }
+    /// Whether an iteration has waited for the bytes after the first chunk.
+    var hasWaited: Bool { state.withLock { $0.waited } }
+    /// Whether every iteration made has ended.
+    var allEnded: Bool { state.withLock { $0.ended == $0.made } }
+    /// Iterations made, and those ended.
+    var counts: (made: Int, ended: Int) { state.withLock { ($0.made, $0.ended) } }
 
-    fileprivate func markWaiting() { state.withLock { $0.waiting = true } }
-    fileprivate func markEnded() { state.withLock { $0.ended = true } }
+    fileprivate func markMade() { state.withLock { $0.made += 1 } }
+    fileprivate func markWaited() { state.withLock { $0.waited = true } }
+    fileprivate func markEnded() { state.withLock { $0.ended += 1 } }
 
     func makeAsyncIterator() -> Iterator { Iterator(stream: self) }
 
@@ -29,17 +33,29 @@ final class LiveStream: AsyncSequence, Sendable {
                 yielded = true
                 return [UInt8](repeating: 7, count: 1_000)
             }
-            lifetime.stream.markWaiting()
+            lifetime.stream.markWaited()
             try? await Task.sleep(for: .seconds(3_600))
-            lifetime.stream.markEnded()
+            lifetime.end()
             return nil
         }
     }
 
-    /// Marks the iteration ended when its iterator goes.
+    /// One iteration: made with its iterator, ended once, when its wait is cancelled or its
+    /// iterator goes.
     private final class Lifetime: Sendable {
         let stream: LiveStream
-        init(stream: LiveStream) { self.stream = stream }
-        deinit { stream.markEnded() }
+        private let ended = Mutex(false)
+
+        init(stream: LiveStream) {
+            self.stream = stream
+            stream.markMade()
+        }
+
+        func end() {
+            guard !ended.withLock({ ended in defer { ended = true }; return ended }) else { return }
+            stream.markEnded()
+        }
+
+        deinit { end() }
     }
 }

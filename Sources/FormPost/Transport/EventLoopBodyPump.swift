@@ -25,7 +25,8 @@ import NIOCore
 /// is made on the request's loop, an idle one there is preferred) each buffer is encrypted
 /// by the core that just filled it, while it is still in that core's cache.
 ///
-/// Its state belongs to the event loop: every method but ``start()`` runs there.
+/// Its state belongs to the event loop: every method but ``start()`` and ``stop(_:)`` runs
+/// there (those two hop to it).
 final class EventLoopBodyPump: @unchecked Sendable {
     private let state: PlanByteBuffers.IteratorState
     private let writer: HTTPClient.Body.StreamWriter

@@ -92,7 +92,11 @@ final class FileRegionBody: Sendable {
             } else {
                 let state = PlanByteBuffers.IteratorState(reader: self.plan.makeChunkReader(chunkSize: Self.bufferSize), chunkSize: Self.bufferSize)
                 let pump = EventLoopBodyPump(state: state, writer: writer, eventLoop: self.eventLoop, window: Self.writeWindow)
-                self.pump.withLock { $0 = pump }
+                // A body asked for again stops the pump of the last time (and its read).
+                self.pump.withLock { current in
+                    defer { current = pump }
+                    return current
+                }?.stop(CancellationError())
                 written = pump.start()
             }
             // The body ends once, here or in endEarly(), whichever comes first.

@@ -95,6 +95,7 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
         /// NIO's thread pool (never on an event loop, nor blocking the cooperative pool), a
         /// stream's bytes awaited; nil at the end.
         func nextBufferFromDiskOrStream() async throws -> ByteBuffer? {
+            try Task.checkCancellation()
             guard !isFinished else { return nil }
             let unchecked = Unchecked(state: self)
             if let buffer = try await NIOThreadPool.singleton.runIfActive({ try unchecked.state.nextBufferReadingFiles() }) { return buffer }
@@ -112,7 +113,9 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
         /// pump that runs on the loop and found nothing ``nextBufferWithoutBlocking()`` could
         /// read. The state is not touched by its owner until `body` runs. The task that reads
         /// is returned: a pump that ends before `body` runs cancels it, so that a stream
-        /// waiting for its next bytes is not iterated on for ever.
+        /// waiting for its next bytes stops being iterated — if the stream heeds cancellation
+        /// (`AsyncStream` does); one that ignores it keeps the task, and the pump, until it
+        /// yields.
         @discardableResult
         func nextBufferOffLoop(then eventLoop: any EventLoop, _ body: @escaping @Sendable (Result<ByteBuffer?, any Error>) -> Void) -> Task<Void, Never> {
             let unchecked = Unchecked(state: self)
