@@ -35,9 +35,6 @@ final class EventLoopBodyPump: @unchecked Sendable {
     private let done: EventLoopPromise<Void>
     /// Buffers handed to the writer that the connection has not written yet.
     private var untaken = 0
-    /// The task off the loop reading the next buffer, while one is.
-    private var offLoopRead: Task<Void, Never>?
-    private var readingOffLoop: Bool { offLoopRead != nil }
     private var ended = false
 
     init(state: PlanByteBuffers.IteratorState, writer: HTTPClient.Body.StreamWriter, eventLoop: any EventLoop, window: Int) {
@@ -57,7 +54,7 @@ final class EventLoopBodyPump: @unchecked Sendable {
     }
 
     private func pump() {
-        while !ended, !readingOffLoop, untaken < window {
+        while !ended, !state.isReadingOffLoop, untaken < window {
             let buffer: ByteBuffer?
             do {
                 buffer = try state.nextBufferWithoutBlocking()
@@ -110,8 +107,7 @@ final class EventLoopBodyPump: @unchecked Sendable {
     /// Reads the next buffer off the loop (from the disk on NIO's thread pool, or a stream),
     /// then goes on pumping on the loop.
     private func readOffLoop() {
-        offLoopRead = state.nextBufferOffLoop(then: eventLoop) { result in
-            self.offLoopRead = nil
+        state.nextBufferOffLoop(then: eventLoop) { result in
             guard !self.ended else { return }
             switch result {
             case .success(let buffer):
@@ -127,7 +123,7 @@ final class EventLoopBodyPump: @unchecked Sendable {
         guard !ended else { return }
         ended = true
         // A stream part waiting for bytes that will never be sent stops being iterated.
-        offLoopRead?.cancel()
+        state.cancelOffLoopRead()
         done.completeWith(result)
     }
 }

@@ -54,6 +54,8 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
         let allocator = ByteBufferAllocator()
         let started = DispatchTime.now().uptimeNanoseconds
         private var scratch: UnsafeMutableRawBufferPointer?
+        /// The task of ``nextBufferOffLoop(then:_:)``, while it reads.
+        private var offLoopRead: Task<Void, Never>?
         /// The buffers handed out last, oldest first, to be written into again.
         private var recycled: [ByteBuffer] = []
         private static let recycledCount = 4
@@ -111,23 +113,33 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
         /// Reads the next buffer off `eventLoop` (from the disk on NIO's thread pool, or a
         /// stream's bytes in a task), then calls `body` with it on `eventLoop`: for a body
         /// pump that runs on the loop and found nothing ``nextBufferWithoutBlocking()`` could
-        /// read. The state is not touched by its owner until `body` runs. The task that reads
-        /// is returned: a pump that ends before `body` runs cancels it, so that a stream
-        /// waiting for its next bytes stops being iterated — if the stream heeds cancellation
-        /// (`AsyncStream` does); one that ignores it keeps the task, and the pump, until it
-        /// yields.
-        @discardableResult
-        func nextBufferOffLoop(then eventLoop: any EventLoop, _ body: @escaping @Sendable (Result<ByteBuffer?, any Error>) -> Void) -> Task<Void, Never> {
+        /// read. Call it on `eventLoop`; the state is not touched by its owner until `body`
+        /// runs (``isReadingOffLoop`` says so meanwhile).
+        func nextBufferOffLoop(then eventLoop: any EventLoop, _ body: @escaping @Sendable (Result<ByteBuffer?, any Error>) -> Void) {
             let unchecked = Unchecked(state: self)
-            return Task {
+            offLoopRead = Task {
                 let result: Result<ByteBuffer?, any Error>
                 do {
                     result = .success(try await unchecked.state.nextBufferFromDiskOrStream())
                 } catch {
                     result = .failure(error)
                 }
-                eventLoop.execute { body(result) }
+                eventLoop.execute {
+                    unchecked.state.offLoopRead = nil
+                    body(result)
+                }
             }
+        }
+
+        /// Whether ``nextBufferOffLoop(then:_:)`` is reading; on the pump's event loop.
+        var isReadingOffLoop: Bool { offLoopRead != nil }
+
+        /// Cancels the read ``nextBufferOffLoop(then:_:)`` has under way, for a pump that
+        /// ended: a stream waiting for its next bytes stops being iterated — if it heeds
+        /// cancellation (`AsyncStream` does); one that ignores it keeps the task, and the
+        /// pump, until it yields. On the pump's event loop.
+        func cancelOffLoopRead() {
+            offLoopRead?.cancel()
         }
 
         /// The next buffer read without blocking the thread (file bytes only from the page

@@ -52,9 +52,6 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     private let answer: EventLoopPromise<Answer>
     private var started = false
     private var sentEnd = false
-    /// The task off the loop reading the next buffer, while one is.
-    private var offLoopRead: Task<Void, Never>?
-    private var readingOffLoop: Bool { offLoopRead != nil }
     private var finished = false
     private var status: Int?
     private var fields = HTTPFields()
@@ -133,7 +130,7 @@ final class HTTP2UploadStream: ChannelInboundHandler {
 
     /// Writes frames while the stream takes them; the last carries END_STREAM.
     private func pump(context: ChannelHandlerContext) {
-        while !sentEnd, !finished, !readingOffLoop, context.channel.isWritable {
+        while !sentEnd, !finished, !body.isReadingOffLoop, context.channel.isWritable {
             let buffer: ByteBuffer?
             do {
                 buffer = try body.nextBufferWithoutBlocking()
@@ -163,9 +160,8 @@ final class HTTP2UploadStream: ChannelInboundHandler {
 
     private func readOffLoop(context: ChannelHandlerContext) {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        offLoopRead = body.nextBufferOffLoop(then: context.eventLoop) { result in
+        body.nextBufferOffLoop(then: context.eventLoop) { result in
             let (stream, context) = bound.value
-            stream.offLoopRead = nil
             guard !stream.finished else { return }
             switch result {
             case .success(let buffer):
@@ -186,7 +182,7 @@ final class HTTP2UploadStream: ChannelInboundHandler {
         guard !finished else { return }
         finished = true
         // A stream part waiting for bytes that will never be sent stops being iterated.
-        offLoopRead?.cancel()
+        body.cancelOffLoopRead()
         answer.completeWith(result)
     }
 }
