@@ -10,6 +10,7 @@ import Synchronization
 /// - `/upload` — the real ``UploadReceiver``, storing under ``directory``
 /// - `/digest` — answers `{"length":…, "sha256":…, "contentType":…, "method":…}` of the raw body
 /// - `/redirect/CODE?to=PATH` — answers CODE with `Location: PATH`, without reading the body
+///   (with `&read=1`, after reading all of it)
 /// - `/flaky` — answers 503 (`Retry-After: 0`) to the first two requests, then as `/digest`
 /// - `/reject` — answers 413 at once without reading the body, and closes
 /// - `/slow` — reads the body with a pause between buffers, then as `/digest`
@@ -49,6 +50,7 @@ final class TestServer: Sendable {
         if path == "/upload" { return await receiver.respond(to: request, context: context) }
         if path.hasPrefix("/redirect/"), let code = Int(path.dropFirst("/redirect/".count)) {
             let target = request.uri.queryParameters.get("to") ?? "/digest"
+            if request.uri.queryParameters.get("read") == "1" { _ = try await request.body.collect(upTo: 64 << 20) }
             return Response(status: .init(code: code), headers: [.location: target])
         }
         if path == "/echo" {
