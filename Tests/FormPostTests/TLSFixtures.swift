@@ -4,6 +4,11 @@ import Foundation
 /// certificates signed by it — for `localhost` and `127.0.0.1` (valid), expired, and for
 /// another host name — plus one for `localhost` signed by a CA nobody trusts (all with one
 /// key), and a client certificate signed by the CA. Nothing touches the system's trust store.
+///
+/// Server certificates meet what Apple's `SecTrust` asks of a private CA's certificates
+/// (which Network.framework evaluates when custom roots are given): names in
+/// `subjectAltName`, `extendedKeyUsage=serverAuth`, at most 825 days — so the same tests can
+/// run on macOS. `AppleServerCertificateRules` checks them.
 final class TLSFixtures: Sendable {
     let directory: String
     /// The trusted CA's certificate (what `--cacert` names).
@@ -43,7 +48,7 @@ final class TLSFixtures: Sendable {
 
     private func sign(names: String, days: String, ca: String, output: String) throws {
         let extensions = output + ".cnf"
-        try "subjectAltName=\(names)\n".write(toFile: directory + "/" + extensions, atomically: true, encoding: .utf8)
+        try "subjectAltName=\(names)\nextendedKeyUsage=serverAuth\n".write(toFile: directory + "/" + extensions, atomically: true, encoding: .utf8)
         try openssl(["x509", "-req", "-in", "server.csr", "-CA", ca + ".pem", "-CAkey", ca + ".key", "-CAcreateserial",
                      "-out", output, "-days", days, "-extfile", extensions])
     }
