@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 // The benchmarks behind every speed figure of the documentation (Benchmarks/README.md), in a
 // package of their own so that the library's manifest names only what its products need
 // (multipart-kit, the parse reference, is pinned here and nowhere else).

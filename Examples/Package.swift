@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 // The flows the documentation shows, each a program of its own, built against the package in
 // the directory above (scripts/examples builds them and runs them against each other):
 //
