@@ -105,7 +105,16 @@ struct EncoderAgreementTests {
         let trailer = "\r\n--\(plan.boundary.value)--\r\n".utf8.count
         #expect(warm.count == Int(plan.contentLength!) && Array(warm[(warm.count - trailer - content.count)..<(warm.count - trailer)]) == content)
 
-        Self.evict(path)
+        guard Self.evict(path) else {
+            // Only the disk-wait path is left untested; saying so beats passing on a warm file.
+            let reason = "\(path) stayed in the page cache after fdatasync and POSIX_FADV_DONTNEED (mincore): this machine cannot show a cold read"
+            print("EncoderAgreementTests: NOT RUN: \(reason)")
+            #if compiler(>=6.3)
+            try Test.cancel(Comment(rawValue: reason))
+            #else
+            return
+            #endif
+        }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: warm.count, alignment: 16)
         defer { scratch.deallocate() }
         let fromCache = try plan.makeChunkReader().readCachedWithoutSuspending(into: scratch)
@@ -116,11 +125,36 @@ struct EncoderAgreementTests {
         #expect(Array(try await plan.encodedData()) == warm)
     }
 
-    /// Drops `path`'s pages from the page cache, so that reading it must wait for the disk.
-    static func evict(_ path: String) {
+    /// Drops `path`'s pages from the page cache, so that reading it must wait for the disk, and
+    /// says whether it did: `mincore` on a mapping of the file finds no page resident. Dirty
+    /// pages and pages still in a CPU's LRU batch are not dropped by `POSIX_FADV_DONTNEED`, so
+    /// the file is synced first and the advice given a few times.
+    @discardableResult
+    static func evict(_ path: String) -> Bool {
         let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
-        #expect(fdatasync(descriptor) == 0 && posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return false }
+        for _ in 0..<10 {
+            guard fdatasync(descriptor) == 0, posix_fadvise(descriptor, 0, 0, POSIX_FADV_DONTNEED) == 0 else { return false }
+            if residentPages(descriptor, length: Int(status.st_size)) == 0 { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// How many of the file's pages are in the page cache, by `mincore` on a mapping of it
+    /// (mapping touches no page); `Int.max` when that cannot be told.
+    static func residentPages(_ descriptor: Int32, length: Int) -> Int {
+        guard length > 0 else { return 0 }
+        guard let mapping = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0),
+              mapping != UnsafeMutableRawPointer(bitPattern: -1) else { return .max }
+        defer { munmap(mapping, length) }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var vector = [UInt8](repeating: 0, count: (length + pageSize - 1) / pageSize)
+        guard mincore(mapping, length, &vector) == 0 else { return .max }
+        return vector.reduce(0) { $0 + Int($1 & 1) }
     }
     #endif
 }
