@@ -27,7 +27,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // swift-crypto 4 imports FoundationEssentials where it can (3 imported all of Foundation).
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
@@ -38,9 +39,9 @@ let package = Package(
         // What of Multipart needs all of Foundation (InputStream parts, NSNumber and
         // property-list values): apart, so that Multipart itself needs FoundationEssentials only.
         .target(name: "MultipartFoundation", dependencies: ["Multipart"]),
-        // SHA-256 and SHA-1 without Foundation: CryptoKit on Apple platforms, C elsewhere.
-        .target(name: "CFormPostDigests"),
-        .target(name: "FormPostDigests", dependencies: ["CFormPostDigests"]),
+        // SHA-256 and SHA-1 as the package hashes: swift-crypto's (CryptoKit on Apple
+        // platforms, BoringSSL elsewhere), behind a small value type of its own.
+        .target(name: "FormPostDigests", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // What the resumable-upload client and receiver share: field names and values of
         // tus 1.0 and of the IETF draft (structured fields), limits, metadata. Not a product.
         .target(
@@ -134,7 +135,7 @@ let package = Package(
             name: "FormPostTests",
             dependencies: [
                 "Multipart", "MultipartFoundation", "FormPost", "FormPostFoundation", "FormPostURLSession", "FormPostServer",
-                "FormPostDigests", "CFormPostDigests",
+                "FormPostDigests",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

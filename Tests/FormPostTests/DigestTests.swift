@@ -1,22 +1,13 @@
-import CFormPostDigests
-import Crypto
 import Foundation
 import FormPostDigests
 import Testing
 
-/// The package's own SHA-256 and SHA-1 (what FormPostServer and FormPost hash with, so
-/// that they need no Foundation) give swift-crypto's (BoringSSL's) digests: both SHA-256
-/// block functions (portable C and, where the processor has them, the x86-64 SHA
-/// extensions), every length around the block and padding edges, any chunking, copies
-/// that go on independently.
-@Suite("Digests", .serialized)
+/// The SHA-256 and SHA-1 that FormPostServer and FormPost hash with (swift-crypto's) give
+/// what coreutils' `sha256sum` and `sha1sum` give, an implementation of their own: every
+/// length around the block and padding edges, any chunking, copies that go on independently.
+@Suite("Digests")
 struct DigestTests {
-    static let lengths = Array(0...200) + [447, 448, 511, 512, 513, 1_000, 4_095, 4_096, 65_537, 1_048_583]
-
-    /// The block functions to compare: portable always, accelerated where available.
-    static var implementations: [cformpost_sha256_implementation] {
-        [cformpost_sha256_portable] + (cformpost_sha256_has_accelerated() == 1 ? [cformpost_sha256_accelerated] : [])
-    }
+    static let lengths = Array(0...130) + [447, 448, 511, 512, 513, 1_000, 4_095, 4_096, 65_537, 1_048_583]
 
     static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var state = seed &* 0x9e37_79b9_7f4a_7c15 | 1
@@ -39,32 +30,44 @@ struct DigestTests {
         }
     }
 
-    @Test("SHA-256 equals swift-crypto's for every length and chunking, with each block function")
-    func sha256MatchesSwiftCrypto() throws {
-        defer { _ = cformpost_sha256_select(cformpost_sha256_automatic) }
-        #if os(Linux) && arch(x86_64)
-        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        if cpuinfo.contains(" sha_ni") { #expect(cformpost_sha256_has_accelerated() == 1, "the processor has SHA-NI, the check says no") }
-        #endif
-        for implementation in Self.implementations {
-            #expect(cformpost_sha256_select(implementation) == 0)
-            for (index, length) in Self.lengths.enumerated() {
-                let content = Self.bytes(length, seed: UInt64(index + 1))
-                let expected = Array(SHA256.hash(data: content))
-                for chunks in [[length + 1], [1], [63, 65, 7], [4096]] {
-                    var hasher = SHA256Hasher()
-                    Self.feed(&hasher, content, chunks: chunks) { $0.update(bufferPointer: $1) }
-                    #expect(hasher.finalize() == expected, "\(implementation) length \(length) chunks \(chunks)")
-                }
+    /// `contents` written to files, and what `tool` (`sha256sum`, `sha1sum`) says of each.
+    static func digests(by tool: String, of contents: [[UInt8]]) throws -> [String] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("formpost-digests-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let paths = try contents.enumerated().map { index, content in
+            let path = directory + "/\(index)"
+            try Data(content).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let finished = try ChildProcess(tool, paths).finish()
+        guard finished.status == 0 else { throw Subprocess.Failure(description: "\(tool) exited \(finished.status)") }
+        return String(decoding: finished.stdout, as: UTF8.self).split(separator: "\n").map { String($0.prefix { $0 != " " }) }
+    }
+
+    static func hex(_ digest: [UInt8]) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+
+    @Test("SHA-256 equals sha256sum's for every length and chunking")
+    func sha256MatchesCoreutils() throws {
+        let contents = Self.lengths.enumerated().map { Self.bytes($1, seed: UInt64($0 + 1)) }
+        let expected = try Self.digests(by: "sha256sum", of: contents)
+        #expect(expected.count == contents.count)
+        for (content, expected) in zip(contents, expected) {
+            for chunks in [[content.count + 1], [1], [63, 65, 7], [4096]] {
+                var hasher = SHA256Hasher()
+                Self.feed(&hasher, content, chunks: chunks) { $0.update(bufferPointer: $1) }
+                #expect(Self.hex(hasher.finalize()) == expected, "length \(content.count) chunks \(chunks)")
             }
         }
     }
 
     @Test("SHA-256 of known vectors, and a copy hashes on independently")
     func sha256VectorsAndCopies() {
-        #expect(SHA256Hasher.digest(of: []) == Array(SHA256.hash(data: [UInt8]())))
+        #expect(Self.hex(SHA256Hasher.digest(of: [])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         let abc = SHA256Hasher.digest(of: Array("abc".utf8))
-        #expect(abc.map { String(format: "%02x", $0) }.joined() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Self.hex(abc) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         var first = SHA256Hasher()
         Array("ab".utf8).withUnsafeBytes { first.update(bufferPointer: $0) }
         var copy = first
@@ -74,15 +77,16 @@ struct DigestTests {
         #expect(first.finalize() == first.finalize(), "finalize changed the hash")
     }
 
-    @Test("SHA-1 equals swift-crypto's for every length and chunking")
-    func sha1MatchesSwiftCrypto() {
-        for (index, length) in Self.lengths.enumerated() {
-            let content = Self.bytes(length, seed: UInt64(1_000 + index))
-            let expected = Array(Insecure.SHA1.hash(data: content))
-            for chunks in [[length + 1], [1], [63, 65, 7]] {
+    @Test("SHA-1 equals sha1sum's for every length and chunking")
+    func sha1MatchesCoreutils() throws {
+        let contents = Self.lengths.enumerated().map { Self.bytes($1, seed: UInt64(1_000 + $0)) }
+        let expected = try Self.digests(by: "sha1sum", of: contents)
+        #expect(expected.count == contents.count)
+        for (content, expected) in zip(contents, expected) {
+            for chunks in [[content.count + 1], [1], [63, 65, 7]] {
                 var hasher = SHA1Hasher()
                 Self.feed(&hasher, content, chunks: chunks) { $0.update(bufferPointer: $1) }
-                #expect(hasher.finalize() == expected, "length \(length) chunks \(chunks)")
+                #expect(Self.hex(hasher.finalize()) == expected, "length \(content.count) chunks \(chunks)")
             }
         }
     }
