@@ -4,14 +4,14 @@ import Multipart
 
 /// A body as one file, for URLSession's `uploadTask(with:fromFile:)`: the file itself when
 /// the body is exactly one whole file (a raw file upload), otherwise the plan encoded to a
-/// temporary file that ``remove()`` deletes.
+/// temporary file at `temporaryPath` that ``remove()`` deletes.
 struct BodyFile: Sendable {
     /// The file to upload.
     let path: String
     /// Whether the file was written for this body (and is removed with it).
     let isTemporary: Bool
 
-    init(plan: BodyPlan) async throws {
+    init(plan: BodyPlan, temporaryPath: String) async throws {
         if plan.segments.count == 1, case .file(let region) = plan.segments[0], !region.needsContentCheck, region.offset == 0 {
             let descriptor = try region.openChecked()
             close(descriptor)
@@ -19,9 +19,8 @@ struct BodyFile: Sendable {
             isTemporary = false
             return
         }
-        let temporary = NSTemporaryDirectory() + "formpost-\(UUID().uuidString).body"
-        try await plan.write(toFile: temporary)
-        path = temporary
+        try await plan.write(toFile: temporaryPath)
+        path = temporaryPath
         isTemporary = true
     }
 

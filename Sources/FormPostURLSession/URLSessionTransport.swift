@@ -51,6 +51,28 @@ import Synchronization
 ///   proxies and request timeout, and the same delegate — made with the transport and
 ///   invalidated with it by ``invalidate()``.
 ///
+/// ## Across suspension and relaunch (Apple platforms)
+///
+/// A background session's uploads go on while the app is suspended or not running. An
+/// upload whose caller still awaits it (the app was only suspended) answers that caller.
+/// One that finished after its caller was gone — the app was terminated and relaunched for
+/// the session's events, or a later run made the transport again — has its result
+/// delivered by ``finishedUploads``, an `AsyncSequence` of ``BackgroundUploadResult``.
+/// `background(identifier:)` returns the one transport of an identifier in the process
+/// (made at its first call), which re-attaches to the session the system kept.
+/// ``handleEventsForBackgroundURLSession(completionHandler:)`` takes the completion handler
+/// of the app delegate's `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
+/// and calls it, on the main actor, once the session has delivered its events
+/// (`urlSessionDidFinishEvents(forBackgroundURLSession:)`) and every result delivered by
+/// then was taken from ``finishedUploads`` by an iteration that came back for the next.
+///
+/// A background transport writes its temporary body files in a directory of its session
+/// (`FormPost-background-uploads/IDENTIFIER` in the caches directory, unless given another)
+/// and names each file in its task's `taskDescription`, which the system keeps across
+/// relaunches: a file is removed when its task completes, in whichever run of the app, and
+/// files that no task of the session names any more (the app ended before their task
+/// completed or was made) are removed when the transport is made.
+///
 /// ## The IETF draft "Resumable Uploads for HTTP"
 ///
 /// On iOS 17, macOS 14 and later, URLSession itself speaks an early version of the draft
@@ -100,13 +122,16 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     /// A request's body as its task takes it.
     private enum Payload {
-        case file(BodyFile)
+        /// The body's file, named in its task's description when it is a background
+        /// transport's temporary file (`taskDescription`).
+        case file(BodyFile, taskDescription: String?)
         case data(Data)
         case streamed
         case none
     }
 
-    private var session: URLSession!
+    /// The session made on the transport's configuration.
+    private(set) var session: URLSession!
     /// The ordinary session beside a background one, for requests without a body.
     private var companion: URLSession?
     private let exchanges = Mutex<[ExchangeKey: Exchange]>([:])
@@ -115,6 +140,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     public let uploadsFromFile: Bool
     /// Whether the session is a background one (its configuration has an identifier).
     private let isBackground: Bool
+    /// A background transport's body files and finished uploads without a caller.
+    private let background: BackgroundSessionState?
+    /// The sweep of body files no task needs any more, started when a background transport
+    /// is made: the names it removed.
+    private(set) var bodyFileSweep: Task<[String], Never>?
 
     /// Answers an authentication challenge: server trust (custom roots or pinning, on Apple
     /// platforms), a client certificate, HTTP authentication.
@@ -127,6 +157,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// without one URLSession's default handling applies (the system's trust store).
     /// FoundationNetworking on Linux verifies servers against the system's trust store only.
     /// A background configuration makes a background transport, as `background(identifier:)`.
+    /// A background configuration makes a background transport, as `background(identifier:)`
+    /// does, but not the one of its identifier that `background(identifier:)` returns: make
+    /// one transport per identifier in a process.
     public convenience init(configuration: URLSessionConfiguration = .default, inMemoryLimit: Int64 = 10_000_000, uploadsFromFile: Bool = false,
                             challengeHandler: ChallengeHandler? = nil) {
         self.init(configuration: configuration, inMemoryLimit: inMemoryLimit, uploadsFromFile: uploadsFromFile, challengeHandler: challengeHandler,
@@ -134,20 +167,27 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     }
 
     /// Creates a transport routed as a background one when `isBackground` (every body from
-    /// a file, bodiless requests through a companion session), whatever `configuration` is:
-    /// the public initializer passes whether the configuration has an identifier; tests on
-    /// Linux, which has no background sessions, route an ordinary one so.
-    init(configuration: URLSessionConfiguration, inMemoryLimit: Int64, uploadsFromFile: Bool, challengeHandler: ChallengeHandler?, isBackground: Bool) {
+    /// a file in `bodyDirectory`, by default its identifier's directory; bodiless requests
+    /// through a companion session; finished uploads without a caller delivered), whatever
+    /// `configuration` is: the public initializer passes whether the configuration has an
+    /// identifier; tests on Linux, which has no background sessions, route an ordinary one so.
+    init(configuration: URLSessionConfiguration, inMemoryLimit: Int64, uploadsFromFile: Bool, challengeHandler: ChallengeHandler?, isBackground: Bool,
+         bodyDirectory: BackgroundBodyDirectory? = nil) {
         self.isBackground = isBackground
         self.inMemoryLimit = inMemoryLimit
         self.uploadsFromFile = uploadsFromFile || isBackground
         self.challengeHandler = challengeHandler
+        background = isBackground
+            ? BackgroundSessionState(directory: bodyDirectory ?? BackgroundBodyDirectory(identifier: configuration.identifier ?? ""),
+                                     maxResponseBytes: UploadOptions().maxResponseBytes)
+            : nil
         super.init()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
         if isBackground {
             companion = URLSession(configuration: Self.companionConfiguration(for: configuration), delegate: self, delegateQueue: queue)
+            bodyFileSweep = Task { await self.sweepBodyFiles() }
         }
     }
 
@@ -163,10 +203,59 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// `Proxy-Authorization` on a redirect to another origin. Requests without a body go
     /// through an ordinary companion session (background sessions run data tasks only while
     /// the app is not suspended), which ``invalidate()`` ends too.
-    public static func background(identifier: String) -> URLSessionTransport {
-        URLSessionTransport(configuration: .background(withIdentifier: identifier), uploadsFromFile: true)
+    ///
+    /// Every call with the same identifier returns the same transport (made at the first
+    /// call), as a process may have only one session per identifier: call it at launch and in
+    /// the app delegate's `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
+    /// alike. The session re-attaches to the uploads the system kept for the identifier;
+    /// those that finished while no caller waited come through ``finishedUploads``.
+    /// Temporary body files go in `bodyDirectory` (by the first call's; by default
+    /// `FormPost-background-uploads/IDENTIFIER` in the caches directory — give a directory in
+    /// the app group's container when an app extension shares the session).
+    public static func background(identifier: String, bodyDirectory: URL? = nil) -> URLSessionTransport {
+        BackgroundTransportRegistry.transport(identifier: identifier) {
+            URLSessionTransport(configuration: .background(withIdentifier: identifier), inMemoryLimit: 10_000_000, uploadsFromFile: true,
+                                challengeHandler: nil, isBackground: true,
+                                bodyDirectory: bodyDirectory.map { BackgroundBodyDirectory(path: $0.path) })
+        }
     }
     #endif
+
+    /// The uploads of this background transport's session that finished with no caller
+    /// waiting — while the app was not running, or started by an earlier run of the app —
+    /// in the order they finished. Iterate it from launch for as long as the transport lives:
+    /// the system's completion handler for the session's events is called only once every
+    /// result delivered before those events finished was handled. Empty (it ends at once)
+    /// for an ordinary transport.
+    public var finishedUploads: FinishedBackgroundUploads {
+        FinishedBackgroundUploads(state: background)
+    }
+
+    /// Takes the completion handler the system gave the app delegate's
+    /// `application(_:handleEventsForBackgroundURLSession:completionHandler:)` for this
+    /// transport's session, and calls it on the main actor once the session has delivered
+    /// its events and every result delivered by then was handled (see ``finishedUploads``),
+    /// as the system asks. An ordinary transport calls it at once.
+    @MainActor public func handleEventsForBackgroundURLSession(completionHandler: @escaping () -> Void) {
+        guard let background else { return completionHandler() }
+        background.handEvents(completionHandler: completionHandler)
+    }
+
+    /// Removes the body files of the session's directory that no task of the session and no
+    /// request of this transport uses any more; their names.
+    func sweepBodyFiles() async -> [String] {
+        guard let background else { return [] }
+        let descriptions = await withCheckedContinuation { continuation in
+            session.getAllTasks { tasks in continuation.resume(returning: tasks.map(\.taskDescription)) }
+        }
+        return background.sweep(liveTaskDescriptions: descriptions)
+    }
+
+    /// The session finished delivering the events it had for the app: the system's
+    /// completion handlers may be called.
+    func sessionEventsFinished() {
+        background?.eventsFinished()
+    }
 
     /// The configuration of the companion session of a background transport: `.default`,
     /// with `background`'s additional header fields, cookie and credential storage, proxies
@@ -184,8 +273,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Whether bodiless requests go through a companion session (a background transport).
     var hasCompanionSession: Bool { companion != nil }
 
-    /// Ends the session, and the companion session of a background transport.
+    /// Ends the session, and the companion session of a background transport (cancelling
+    /// their tasks); `background(identifier:)` then makes a new transport.
     public func invalidate() {
+        BackgroundTransportRegistry.forget(self)
         session.invalidateAndCancel()
         companion?.invalidateAndCancel()
     }
@@ -206,7 +297,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             urlRequest.setValue(body.contentType, forHTTPHeaderField: "Content-Type")
             switch route.kind {
             case .uploadFromFile:
-                payload = .file(try await BodyFile(plan: body.plan))
+                payload = try await fileBody(body.plan)
             case .uploadFromData:
                 let data = try await body.plan.encodedData()
                 urlRequest.setValue(String(data.count), forHTTPHeaderField: "Content-Length")
@@ -233,9 +324,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                 let task: URLSessionTask
                 var bodyFile: BodyFile?
                 switch payload {
-                case .file(let file):
+                case .file(let file, let taskDescription):
                     bodyFile = file
                     task = urlSession.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: file.path))
+                    task.taskDescription = taskDescription
                 case .data(let data):
                     task = urlSession.uploadTask(with: urlRequest, from: data)
                 case .streamed:
@@ -258,6 +350,27 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                 if let started { self.cancel(started.task, key: started.key) }
             }
         }
+    }
+
+    /// A body as one file: a background transport's temporary file goes in its session's
+    /// directory, reserved until its task completes and named in the task's description.
+    private func fileBody(_ plan: BodyPlan) async throws -> Payload {
+        guard let background else {
+            return .file(try await BodyFile(plan: plan, temporaryPath: NSTemporaryDirectory() + "formpost-\(UUID().uuidString).body"), taskDescription: nil)
+        }
+        let name = background.reserveBodyFile()
+        let file: BodyFile
+        do {
+            file = try await BodyFile(plan: plan, temporaryPath: background.directory.path(of: name))
+        } catch {
+            background.releaseBodyFile(name)
+            throw error
+        }
+        guard file.isTemporary else {
+            background.releaseBodyFile(name)
+            return .file(file, taskDescription: nil)
+        }
+        return .file(file, taskDescription: BackgroundSessionLedger<Never>.taskDescription(bodyFile: name))
     }
 
     /// Cancels an exchange: its streamed body stops first — on Linux a read waiting for a
@@ -343,8 +456,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// cancelled and the exchange fails with `UploadError.responseTooLarge`.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let key = ExchangeKey(session, dataTask)
-        let tooLarge = exchanges.withLock { exchanges -> Bool in
-            guard var exchange = exchanges[key] else { return false }
+        let tooLarge = exchanges.withLock { exchanges -> Bool? in
+            guard var exchange = exchanges[key] else { return nil }
             guard exchange.data.count + data.count <= exchange.maxResponseBytes else {
                 exchange.responseTooLarge = true
                 exchanges[key] = exchange
@@ -354,15 +467,33 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             exchanges[key] = exchange
             return false
         }
+        guard let tooLarge else {
+            // A background session's task no caller waits for (started by an earlier run).
+            if session === self.session { background?.orphanReceived(task: dataTask.taskIdentifier, bytes: data) }
+            return
+        }
         // Nothing is kept past the limit, and nothing more is read.
         if tooLarge { dataTask.cancel() }
     }
 
     /// Ends the exchange: removes its temporary body file, and answers the response or the
-    /// error (a body's own failure before URLSession's report of it).
+    /// error (a body's own failure before URLSession's report of it). A background session's
+    /// task no caller waits for gives its result to ``finishedUploads``.
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: ExchangeKey(session, task)) }) else { return }
-        exchange.bodyFile?.remove()
+        let exchange = exchanges.withLock { $0.removeValue(forKey: ExchangeKey(session, task)) }
+        if let background, session === self.session {
+            // Removes the body file its description names, and keeps the result of a task
+            // without a caller.
+            let url = task.originalRequest?.url ?? task.currentRequest?.url ?? URL(fileURLWithPath: "/")
+            let request = (url: url, method: RequestMethod(rawValue: task.originalRequest?.httpMethod ?? "GET"),
+                           headers: Self.fields(task.originalRequest?.allHTTPHeaderFields ?? [:]))
+            let response = (task.response as? HTTPURLResponse).map { (status: $0.statusCode, headers: Self.fields($0)) }
+            background.taskCompleted(task: task.taskIdentifier, description: task.taskDescription, hasCaller: exchange != nil, request: request,
+                                     response: response, error: error.map { Self.translate($0, url: url) })
+        } else {
+            exchange?.bodyFile?.remove()
+        }
+        guard let exchange else { return }
         exchange.streamedBody?.discard()
         let bodyFailure = exchange.streamedBody?.failure.error
         if let error, let bodyFailure {
@@ -382,11 +513,29 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             exchange.continuation.resume(throwing: UploadError.transport("no HTTP response"))
             return
         }
-        let headers = HTTPFields(response.allHeaderFields.compactMap { key, value -> HTTPField? in
+        exchange.continuation.resume(returning: UploadResponse(status: response.statusCode, headers: Self.fields(response), body: Array(exchange.data),
+                                                               url: exchange.url, method: exchange.method))
+    }
+
+    #if canImport(Darwin)
+    /// Calls the system's completion handler for the session's events, once the results
+    /// delivered by then were handled (``handleEventsForBackgroundURLSession(completionHandler:)``).
+    public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
+        sessionEventsFinished()
+    }
+    #endif
+
+    /// An answer's header fields.
+    static func fields(_ response: HTTPURLResponse) -> HTTPFields {
+        HTTPFields(response.allHeaderFields.compactMap { key, value -> HTTPField? in
             guard let name = (key as? String).flatMap({ HTTPField.Name($0) }) else { return nil }
             return HTTPField(name: name, value: String(describing: value))
         })
-        exchange.continuation.resume(returning: UploadResponse(status: response.statusCode, headers: headers, body: Array(exchange.data), url: exchange.url, method: exchange.method))
+    }
+
+    /// A request's header fields.
+    static func fields(_ fields: [String: String]) -> HTTPFields {
+        HTTPFields(fields.compactMap { name, value in HTTPField.Name(name).map { HTTPField(name: $0, value: value) } })
     }
 
     /// The error a failed task ends its exchange with: the body's own failure first

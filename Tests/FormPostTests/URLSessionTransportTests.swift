@@ -232,11 +232,12 @@ struct URLSessionTransportTests {
         // Linux has no background sessions: the background routing runs on an ordinary one.
         let configuration = URLSessionConfiguration.default
         configuration.httpAdditionalHeaders = ["X-Test": "1"]
-        let transport = URLSessionTransport(configuration: configuration, inMemoryLimit: 10_000_000, uploadsFromFile: false, challengeHandler: nil, isBackground: true)
+        let bodies = try SampleDirectory()
+        let transport = URLSessionTransport(configuration: configuration, inMemoryLimit: 10_000_000, uploadsFromFile: false, challengeHandler: nil, isBackground: true,
+                                            bodyDirectory: BackgroundBodyDirectory(path: bodies.path))
         defer { transport.invalidate() }
         #expect(transport.uploadsFromFile)
         #expect(transport.hasCompanionSession)
-        let temporaryBefore = try ClientTests.temporaryBodies()
         // Each session numbers its tasks from 1: the two exchanges must not be confused.
         let client = FormPostClient(transport: transport)
         let server = try TestServer()
@@ -247,7 +248,8 @@ struct URLSessionTransportTests {
         }
         #expect(digest.length == 300_000 && digest.sha256 == sha256Hex([UInt8](repeating: 7, count: 300_000)))
         #expect(echo.method == "GET" && echo.header("X-Test") == "1")
-        #expect(try await ClientTests.temporaryBodiesLeft(since: temporaryBefore).isEmpty)
+        // The body went from a file in the session's directory, removed once sent.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: bodies.path).isEmpty)
     }
 
     // MARK: - Failed bodies through URLSession
