@@ -27,11 +27,20 @@ public struct ReceiverConfiguration: Sendable {
     /// protocol: past this, that address's creations answer 503 while others' are still
     /// taken. The address is the connection's peer: behind a reverse proxy every client
     /// has the proxy's address (`X-Forwarded-For` is not trusted), so there this limit
-    /// bounds them all together; IPv6 addresses count per /64.
+    /// bounds them all together; IPv6 addresses count per /56 (a site's usual allocation).
+    /// With the defaults (1000 in all, 10 per address), 100 addresses are needed to fill
+    /// the receiver.
     public var maxUploadsInProgressPerClient: Int
-    /// How long a resumable upload in progress may go without receiving its first byte:
-    /// past this, it is removed (requests on it answer 404), and no longer holds its place
-    /// among the uploads in progress.
+    /// The bytes the resumable uploads in progress from one client address may hold, per
+    /// protocol, before that address's creations answer 503 (as their files said when last
+    /// looked at: within a second of a creation, and at every sweep). Uploads already made
+    /// go on to their end.
+    public var maxBytesInProgressPerClient: Int64
+    /// How long a resumable upload in progress may go without receiving a byte (counted
+    /// from its last byte, or its creation): past this, it is removed (requests on it
+    /// answer 404), and no longer holds its place among the uploads in progress. A client
+    /// that pauses longer must start again. Every upload, complete or not, is also removed
+    /// once it has been inactive for the receiver's expiry (one day by default).
     public var idleUploadExpiry: Duration
     /// Where resumable uploads in progress are kept (`tus/` and `resumable/` in it), so that
     /// `directory` holds stored files only; nil keeps them in `directory`'s hidden `.tus/`
@@ -41,14 +50,20 @@ public struct ReceiverConfiguration: Sendable {
     /// (``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)``). Uploads in progress
     /// found in the hidden directories are moved there at start.
     public var stateDirectory: String?
+    /// Whether the files of a plain multipart upload are synced to the disk before its
+    /// receipt is answered (``ReceiptDurability/synced``, the default) or left to the page
+    /// cache; resumable uploads are synced before every answer either way.
+    public var durability: ReceiptDurability
 
     /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB per
     /// field and 4 MiB of fields in all, stored files readable by their owner only (0600),
-    /// 1000 resumable uploads in progress, 100 from one client address, each removed when
-    /// it has received nothing 10 minutes after it began.
+    /// 1000 resumable uploads in progress, 10 from one client address holding at most
+    /// 20 GiB, each removed when it has received nothing for an hour, files synced to the
+    /// disk before their receipt.
     public init(directory: String, maxBodySize: Int64 = 10 << 30, maxFileSize: Int64 = 10 << 30, maxParts: Int = 1000, maxFieldSize: Int64 = 1 << 20,
                 maxTotalFieldBytes: Int64 = 4 << 20, storedFileMode: UInt16 = 0o600, maxUploadsInProgress: Int = 1000,
-                maxUploadsInProgressPerClient: Int = 100, idleUploadExpiry: Duration = .seconds(600), stateDirectory: String? = nil) {
+                maxUploadsInProgressPerClient: Int = 10, maxBytesInProgressPerClient: Int64 = 20 << 30, idleUploadExpiry: Duration = .seconds(3600),
+                stateDirectory: String? = nil, durability: ReceiptDurability = .synced) {
         self.directory = directory
         self.maxBodySize = maxBodySize
         self.maxFileSize = maxFileSize
@@ -58,8 +73,10 @@ public struct ReceiverConfiguration: Sendable {
         self.storedFileMode = storedFileMode
         self.maxUploadsInProgress = maxUploadsInProgress
         self.maxUploadsInProgressPerClient = maxUploadsInProgressPerClient
+        self.maxBytesInProgressPerClient = maxBytesInProgressPerClient
         self.idleUploadExpiry = idleUploadExpiry
         self.stateDirectory = stateDirectory
+        self.durability = durability
     }
 
     var parserLimits: MultipartParserLimits {

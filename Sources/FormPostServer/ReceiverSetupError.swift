@@ -12,6 +12,11 @@ public enum ReceiverSetupError: Error, Equatable, Sendable, CustomStringConverti
     /// system without hard links), or uploads kept in a hidden directory cannot be moved to
     /// the state directory. `reason` says which, with the system's error.
     case resumableStorageUnusable(String, reason: String)
+    /// Another process holds the state directory of resumable uploads at this path (an
+    /// exclusive `flock` on the directory): two processes on one directory would remove each
+    /// other's files in progress and append to the same uploads. Stop the other process
+    /// first, or give each its own state directory.
+    case stateDirectoryInUse(String)
 
     public var description: String {
         switch self {
@@ -21,6 +26,8 @@ public enum ReceiverSetupError: Error, Equatable, Sendable, CustomStringConverti
             return "the state directory \(path) is not on the storage directory's file system, or is mounted apart from it: completed uploads are linked from one into the other"
         case .resumableStorageUnusable(let path, let reason):
             return "resumable uploads cannot be kept in \(path): \(reason)"
+        case .stateDirectoryInUse(let path):
+            return "the state directory \(path) is in use by another process (it holds a lock on it): stop that process first, or give this one a state directory of its own"
         }
     }
 

@@ -106,12 +106,15 @@ public struct UploadServer: Sendable {
         logger.logLevel = serverLogLevel
         let idle = connectionLimits.idleTimeout
         let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idle))
+        let perAddress = ConnectionsPerAddress(limit: connectionLimits.maxConnectionsPerAddress)
         let server: HTTPServerBuilder = tlsConfiguration.map { tls in
             HTTPServerBuilder { responder in
                 let upgrade = try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: .init(idleTimeout: idle, streamConfiguration: http1), responder: responder)
-                return TLSFirstByteDeadlineChannel(upgrade: upgrade, timeout: TimeAmount(idle))
+                return AddressLimitedChannel(inner: TLSFirstByteDeadlineChannel(upgrade: upgrade, timeout: TimeAmount(idle)), connections: perAddress)
             }
-        } ?? .http1(configuration: http1)
+        } ?? HTTPServerBuilder { responder in
+            AddressLimitedChannel(inner: HTTP1Channel(responder: responder, configuration: http1), connections: perAddress)
+        }
         return Application(
             responder: responder,
             server: server,

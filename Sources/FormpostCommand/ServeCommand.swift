@@ -42,6 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout: Double = 60
     @Option(name: .customLong("max-connections"), help: "The most connections open at once; others wait until one closes.")
     var maxConnections = 1024
+    @Option(name: .customLong("max-connections-per-address"),
+            help: "The most connections open at once from one client address (IPv6: per /56); a further one is closed unread. Behind a reverse proxy, set it to --max-connections.")
+    var maxConnectionsPerAddress = 32
     @Option(name: .customLong("tus-path"), help: "Where resumable uploads (tus 1.0) are created; each lives under it.")
     var tusPath = "/files"
     @Option(name: [.customLong("resumable-expiry"), .customLong("tus-expiry")], help: "Seconds a resumable upload (tus or IETF draft) is kept after it began, complete or not.")
@@ -53,13 +56,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-uploads-in-progress"), help: "The most resumable uploads in progress at once, per protocol; past it, creation answers 503.")
     var maxUploadsInProgress = 1000
     @Option(name: .customLong("max-uploads-in-progress-per-client"),
-            help: "The most resumable uploads in progress at once from one client address (IPv6: per /64), per protocol; past it, that address's creations answer 503. Behind a reverse proxy every client has the proxy's address.")
-    var maxUploadsInProgressPerClient = 100
-    @Option(name: .customLong("idle-upload-expiry"), help: "Seconds a resumable upload may go without receiving its first byte before it is removed.")
-    var idleUploadExpiry: Double = 600
+            help: "The most resumable uploads in progress at once from one client address (IPv6: per /56), per protocol; past it, that address's creations answer 503. Behind a reverse proxy every client has the proxy's address.")
+    var maxUploadsInProgressPerClient = 10
+    @Option(name: .customLong("max-bytes-in-progress-per-client"),
+            help: "The bytes the resumable uploads in progress from one client address may hold (bytes or K/M/G), per protocol; past it, that address's creations answer 503.")
+    var maxBytesInProgressPerClient = "20G"
+    @Option(name: .customLong("idle-upload-expiry"), help: "Seconds a resumable upload in progress may go without receiving a byte before it is removed.")
+    var idleUploadExpiry: Double = 3600
     @Option(name: .customLong("state-dir"),
             help: "Where resumable uploads in progress are kept (tus/ and resumable/ in it), on the file system of --dir; by default .tus/ and .resumable/ in --dir.")
     var stateDir: String?
+    @Option(name: .customLong("durability"),
+            help: "synced: each stored file of a multipart upload, and its directory, is synced to the disk before the receipt (the default); page-cache: left to the kernel's writeback, so a power loss may lose files a receipt named. Resumable uploads are synced before every answer either way.")
+    var durability = ReceiptDurability.synced.rawValue
     @Flag(name: .customLong("no-resumable"), help: "Do not receive resumable uploads of the IETF draft (Upload-Complete).")
     var noResumable = false
     @Flag(name: .customLong("no-page"), help: "Do not serve the upload page at GET / (which then answers 405, as every method but POST).")
@@ -68,6 +77,10 @@ struct ServeCommand: AsyncParsableCommand {
     /// complete resumable upload (a ``CompletionStep``'s name).
     @Option(name: .customLong("kill-at-completion-step"), help: .hidden)
     var killAtCompletionStep: String?
+
+    /// The exit status when another process keeps resumable uploads in the same state
+    /// directory (sysexits' `EX_TEMPFAIL`: it may work once that process has stopped).
+    static let stateDirectoryInUseStatus: Int32 = 75
 
     func run() async throws {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
@@ -80,10 +93,17 @@ struct ServeCommand: AsyncParsableCommand {
             throw fail(UsageError("--idle-upload-expiry \(idleUploadExpiry): expected seconds between 0 and ten years"))
         }
         guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
+        guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
+        guard let bytesPerClient = ByteSize.parse(maxBytesInProgressPerClient), bytesPerClient > 0 else {
+            throw fail(UsageError("--max-bytes-in-progress-per-client \(maxBytesInProgressPerClient): expected bytes or K/M/G"))
+        }
         guard let mode = UInt16(fileMode, radix: 8), mode <= 0o777 else { throw fail(UsageError("--file-mode \(fileMode): expected octal permissions such as 600 or 640")) }
+        guard let receiptDurability = ReceiptDurability(rawValue: durability) else {
+            throw fail(UsageError("--durability \(durability): expected synced or page-cache"))
+        }
         let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
                                                   maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
-                                                  idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir)
+                                                  maxBytesInProgressPerClient: bytesPerClient, idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir, durability: receiptDurability)
         let receiver: UploadReceiver
         do {
             receiver = try UploadReceiver(configuration: configuration)
@@ -116,6 +136,13 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
             resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
+        } catch let error as ReceiverSetupError {
+            if case .stateDirectoryInUse = error {
+                // Another server keeps its uploads there: exit 75 (EX_TEMPFAIL), nothing touched.
+                Descriptor.standardError.print("formpost: \(error)\n")
+                throw ExitCode(Self.stateDirectoryInUseStatus)
+            }
+            throw fail(UsageError("cannot keep resumable uploads in \(stateDir ?? dir): \(error)"))
         } catch {
             throw fail(UsageError("cannot keep resumable uploads in \(stateDir ?? dir): \(error)"))
         }
@@ -129,7 +156,8 @@ struct ServeCommand: AsyncParsableCommand {
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"
         let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
-                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections), tus: tus,
+                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections,
+                                                                     maxConnectionsPerAddress: maxConnectionsPerAddress), tus: tus,
                                    resumable: resumable, uploadPage: !noPage).application { boundPort in
             Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
         }

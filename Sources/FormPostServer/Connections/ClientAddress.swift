@@ -3,8 +3,9 @@ import NIOCore
 
 /// The client address a request came from, as the receivers of resumable uploads count
 /// their uploads per client (``ReceiverConfiguration/maxUploadsInProgressPerClient``): the
-/// connection's peer — an IPv4 address, or the /64 prefix of an IPv6 one (a host commonly
-/// holds a whole /64), an IPv4-mapped IPv6 address as its IPv4 address. Header fields
+/// connection's peer — an IPv4 address, or the /56 prefix of an IPv6 one (a host commonly
+/// holds a whole /64, and a home or a small site a /56: 256 of them), an IPv4-mapped IPv6
+/// address as its IPv4 address. Header fields
 /// such as `X-Forwarded-For` are not trusted: behind a reverse proxy, every request has
 /// the proxy's address.
 enum ClientAddress {
@@ -26,7 +27,8 @@ enum ClientAddress {
             if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
                 return bytes[12..<16].map(String.init).joined(separator: ".")
             }
-            return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/64"
+            let prefix = Array(bytes[0..<7]) + [0]
+            return stride(from: 0, to: 8, by: 2).map { String(UInt16(prefix[$0]) << 8 | UInt16(prefix[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/56"
         default:
             return nil
         }

@@ -10,10 +10,16 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// The most connections open at once; further clients wait in the listen queue until
     /// one closes. Default 1024.
     public var maxConnections: Int
+    /// The most connections open at once from one client address (``ClientAddress``: IPv6
+    /// per /56); a further one from it is closed at once, unread. Default 32, so that 32
+    /// addresses are needed to take the default 1024. Behind a reverse proxy every
+    /// connection comes from the proxy: set it to ``maxConnections`` there.
+    public var maxConnectionsPerAddress: Int
 
-    /// Creates limits; by default 60 s of idleness and 1024 connections.
-    public init(idleTimeout: Duration = .seconds(60), maxConnections: Int = 1024) {
+    /// Creates limits; by default 60 s of idleness, 1024 connections, 32 from one address.
+    public init(idleTimeout: Duration = .seconds(60), maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 32) {
         self.idleTimeout = idleTimeout
         self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
     }
 }

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Multipart
 import NIOCore
+import NIOPosix
 
 /// Consumes parser events for one request: files go to ``FileSink``s, fields are kept as
 /// text. On any failure, ``discardAll()`` removes every file of the request, finished or not.
@@ -26,7 +27,10 @@ struct FormWriter {
         case .partBegin(let begun):
             head = begun
             field = []
-            if begun.filename != nil { sink = try await FileSink.create(directory: configuration.directory, mode: configuration.storedFileMode) }
+            if begun.filename != nil {
+                sink = try await FileSink.create(directory: configuration.directory, mode: configuration.storedFileMode,
+                                                 synced: configuration.durability == .synced)
+            }
         case .body(let bytes):
             if sink != nil {
                 try await sink!.write(bytes)
@@ -56,6 +60,14 @@ struct FormWriter {
 
     /// The receipt of a complete form.
     var result: Receipt { receipt }
+
+    /// Ends a complete form: with ``ReceiptDurability/synced``, when it stored files, the
+    /// directory is synced once (their new names on the disk) before the receipt is answered.
+    func finish(threadPool: NIOThreadPool = .singleton) async throws {
+        guard configuration.durability == .synced, !stored.isEmpty else { return }
+        let directory = configuration.directory
+        try await threadPool.runIfActive { try FileSync.directory(directory, what: "syncing the directory of stored files failed") }
+    }
 
     /// Removes the partial file and every file this request stored.
     mutating func discardAll() {

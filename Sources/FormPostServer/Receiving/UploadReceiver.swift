@@ -118,6 +118,7 @@ public struct UploadReceiver: Sendable {
             }
             bodyFinished = !stoppedEarly
             try parser.finish()
+            try await writer.finish()
             return (writer.result, stoppedEarly && (declaredLength.map { read < $0 } ?? true))
         } catch {
             writer.discardAll()

@@ -6,9 +6,10 @@ import Foundation
 import Logging
 
 /// Whether a receiver of resumable uploads takes one more: at most ``maxInProgress``
-/// incomplete uploads at once, and at most ``maxInProgressPerClient`` of them created from
-/// one client address — so that a client that creates uploads without end is refused
-/// (503) while others still create theirs. The states of complete uploads are kept until
+/// incomplete uploads at once, at most ``maxInProgressPerClient`` of them created from
+/// one client address, and no more once that address's uploads in progress hold
+/// ``maxBytesInProgressPerClient`` bytes — so that a client that creates uploads without
+/// end, or fills the disk, is refused (503) while others still create theirs. The states of complete uploads are kept until
 /// they expire (for a client whose last answer was lost), at most ``maxCompleteKept`` of
 /// them: past that, a creation removes the state of the oldest one of the address that
 /// has the most (their stored files stay). Expired uploads count for nothing.
@@ -17,6 +18,9 @@ struct UploadAdmission: Sendable {
     let maxInProgress: Int
     /// The most incomplete uploads at once from one client address.
     let maxInProgressPerClient: Int
+    /// The bytes the incomplete uploads of one client address may hold (as their files
+    /// said when last looked at) before its creations are refused.
+    let maxBytesInProgressPerClient: Int64
     /// The most complete uploads whose state is kept.
     let maxCompleteKept: Int
 
@@ -38,24 +42,30 @@ struct UploadAdmission: Sendable {
     init(configuration: ReceiverConfiguration) {
         maxInProgress = configuration.maxUploadsInProgress
         maxInProgressPerClient = configuration.maxUploadsInProgressPerClient
+        maxBytesInProgressPerClient = configuration.maxBytesInProgressPerClient
         maxCompleteKept = configuration.maxUploadsInProgress
     }
 
     /// Whether `client` may create an upload, given those kept (`entries`) at `now`
-    /// (seconds since 1970); `hasExpired` says whether an upload created at a time has expired.
+    /// (seconds since 1970); `hasExpired` says whether an upload last active at a time
+    /// (``UploadCensus/Entry/active``) has expired.
     func decide(client: String?, entries: [String: UploadCensus.Entry], now: Double, hasExpired: (Double) -> Bool) -> Decision {
         var expired: [String] = []
         var inProgress: [String] = []
         var ofClient: [String] = []
         var complete: [(id: String, entry: UploadCensus.Entry)] = []
+        var bytesOfClient: Int64 = 0
         for (id, entry) in entries {
-            if hasExpired(entry.created) {
+            if hasExpired(entry.active) {
                 if !entry.creating { expired.append(id) }
             } else if entry.complete {
                 complete.append((id, entry))
             } else {
                 inProgress.append(id)
-                if let client, entry.client == client { ofClient.append(id) }
+                if let client, entry.client == client {
+                    ofClient.append(id)
+                    bytesOfClient += entry.received
+                }
             }
         }
         /// The uploads of `ids` whose files say more than the census may know.
@@ -67,6 +77,10 @@ struct UploadAdmission: Sendable {
         }
         if ofClient.count >= maxInProgressPerClient {
             return .full(message: "\(maxInProgressPerClient) uploads from your address are in progress: complete or delete some, or try again later",
+                         recheck: stale(ofClient))
+        }
+        if bytesOfClient >= maxBytesInProgressPerClient {
+            return .full(message: "the uploads in progress from your address hold \(bytesOfClient) bytes, the most one address may: complete or delete some, or try again later",
                          recheck: stale(ofClient))
         }
         return .admitted(removing: expired + Self.oldestOfMost(complete, beyond: maxCompleteKept - 1))
@@ -96,6 +110,15 @@ struct UploadAdmission: Sendable {
     ///   create the upload's files.
     func admit(_ info: some Encodable, created: Double, client: String?, store: UploadStore, expiry: UploadExpiry, locks: UploadLocks,
                digests: RunningDigests, logger: Logger) throws -> String {
+        // The bytes the client's uploads hold now, not as the last sweep saw them (at most
+        // one look a second at each).
+        let now = Date().timeIntervalSince1970
+        let unlooked = store.census.withEntries { entries in
+            entries.compactMap { id, entry in
+                entry.client == client && client != nil && !entry.complete && !entry.creating && (entry.looked ?? 0) < now - Self.lookInterval ? id : nil
+            }
+        }
+        if !unlooked.isEmpty { expiry.lookAgain(at: unlooked, in: store, locks: locks, digests: digests, logger: logger) }
         var (decision, id) = reserve(created: created, client: client, census: store.census, expiry: expiry)
         if case .full(_, let recheck) = decision, !recheck.isEmpty {
             expiry.lookAgain(at: recheck, in: store, locks: locks, digests: digests, logger: logger)
@@ -122,7 +145,7 @@ struct UploadAdmission: Sendable {
         let id = UploadStore.randomName()
         let now = Date().timeIntervalSince1970
         let decision = census.withEntries { entries in
-            let decision = decide(client: client, entries: entries, now: now, hasExpired: expiry.hasExpired(created:))
+            let decision = decide(client: client, entries: entries, now: now, hasExpired: expiry.hasExpired(active:))
             if case .admitted = decision { entries[id] = UploadCensus.Entry(client: client, created: created, creating: true) }
             return decision
         }

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// The resumable uploads a receiver keeps, in memory: for each, the client address that
-/// created it, when, whether it is complete and whether it has received a byte. Taken once
+/// created it, when, when it was last active, whether it is complete and how many bytes it
+/// has received. Taken once
 /// from the state directory when the receiver starts (``UploadStore``), then kept up to date
 /// as uploads are created, completed and removed, so that admitting a creation
 /// (``UploadAdmission``) neither lists the directory nor reads a state, and a sweep
@@ -17,14 +18,28 @@ final class UploadCensus: Sendable {
         let client: String?
         /// When it was created, in seconds since 1970.
         let created: Double
+        /// When it last received a byte or changed state, as its files said when last
+        /// looked at (``UploadStore/lastActivity(_:)``), in seconds since 1970: its expiry
+        /// counts from then (``UploadExpiry``).
+        var active: Double
         /// Whether it is being created: its files may not be there yet.
         var creating = false
         /// Whether every byte arrived and it was stored (only its state is kept).
         var complete = false
-        /// Whether it has received at least one byte.
-        var received = false
+        /// The bytes it had received when last looked at, while in progress: they count
+        /// towards its client's bytes in progress (``UploadAdmission``).
+        var received: Int64 = 0
         /// When its files were last looked at, in seconds since 1970.
         var looked: Double?
+
+        /// An upload created at `created` (seconds since 1970) by `client`, active then
+        /// or, when its files say so, at `active`.
+        init(client: String?, created: Double, active: Double? = nil, creating: Bool = false) {
+            self.client = client
+            self.created = created
+            self.active = active ?? created
+            self.creating = creating
+        }
     }
 
     /// What an upload's files say of it.
@@ -69,21 +84,24 @@ final class UploadCensus: Sendable {
         _ = entries.withLock { $0.removeValue(forKey: id) }
     }
 
-    /// Records what the files of `id` said, `look`, at `now` (seconds since 1970): a gone
-    /// upload is forgotten (unless it is being created: its files are not there yet).
-    func record(_ id: String, _ look: Look, at now: Double) {
+    /// Records what the files of `id` said, `look` and their last activity `active` (nil:
+    /// unknown), at `now` (seconds since 1970): a gone upload is forgotten (unless it is
+    /// being created: its files are not there yet).
+    func record(_ id: String, _ look: Look, active: Double?, at now: Double) {
         entries.withLock { entries in
             guard var entry = entries[id], !entry.creating else { return }
             entry.looked = now
+            if let active { entry.active = active }
             switch look {
             case .gone:
                 entries[id] = nil
                 return
             case .complete:
                 entry.complete = true
+                entry.received = 0
             case .inProgress(let bytes):
                 entry.complete = false
-                if bytes > 0 { entry.received = true }
+                entry.received = bytes
             }
             entries[id] = entry
         }

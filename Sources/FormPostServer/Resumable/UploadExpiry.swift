@@ -8,14 +8,17 @@ import ResumableHTTP
 import NIOPosix
 import Synchronization
 
-/// How long resumable uploads are kept: each is removed ``lifetime`` after it began,
-/// complete or not (a completed upload's stored file stays), and an incomplete one that
-/// has received no byte ``idle`` after it began is removed then — so that uploads created
-/// and left empty do not hold their place (``UploadAdmission``) for a day. Requests on an
-/// expired upload find it gone at once; the others are removed by a sweep of the
-/// receiver's ``UploadCensus``, one at a time, in the background (``startSweeping(_:locks:digests:logger:threadPool:)``)
-/// and at start. A sweep reads no state: it looks at the data file of each incomplete
-/// upload (one `stat`), nothing of a complete one.
+/// How long resumable uploads are kept, counted from their last activity (the newest
+/// modification of their files, ``UploadStore/lastActivity(_:)``: a byte received, a state
+/// saved): an incomplete upload that received nothing for ``idle`` is removed, and any
+/// upload, complete or not (a completed upload's stored file stays), ``lifetime`` after its
+/// last activity — so an upload still receiving data is never removed, and uploads left
+/// empty or fed a byte now and then do not hold their place (``UploadAdmission``) for a
+/// day. Requests on an expired upload find it gone at once; the others are removed by a
+/// sweep of the receiver's ``UploadCensus``, one at a time, in the background
+/// (``startSweeping(_:locks:digests:logger:threadPool:)``) and at start. A sweep reads no
+/// state: it looks at the files of each incomplete upload (a few `stat`s), nothing of a
+/// complete one until its census says it expired.
 final class UploadExpiry: Sendable {
     let lifetime: Duration
     let idle: Duration
@@ -29,14 +32,27 @@ final class UploadExpiry: Sendable {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    /// Whether an upload created at `created` (seconds since 1970) has expired.
-    func hasExpired(created: Double) -> Bool {
-        Date().timeIntervalSince1970 - created > Self.seconds(lifetime)
+    /// When the upload `id` of `store`, created at `created` (seconds since 1970), was last
+    /// active: the newest modification of its files, or `created` when it has none. A few
+    /// `stat`s.
+    func lastActive(_ id: String, created: Double, in store: UploadStore) -> Double {
+        store.lastActivity(id) ?? created
     }
 
-    /// Whether an upload created at `created` that has received nothing is idle: past ``idle``.
-    func isIdle(created: Double) -> Bool {
-        Date().timeIntervalSince1970 - created > Self.seconds(idle)
+    /// Whether the upload `id` of `store`, created at `created`, has expired: nothing
+    /// happened to it for ``lifetime``. A few `stat`s.
+    func hasExpired(_ id: String, created: Double, in store: UploadStore) -> Bool {
+        hasExpired(active: lastActive(id, created: created, in: store))
+    }
+
+    /// Whether an upload last active at `active` (seconds since 1970) has expired.
+    func hasExpired(active: Double) -> Bool {
+        Date().timeIntervalSince1970 - active > Self.seconds(lifetime)
+    }
+
+    /// Whether an incomplete upload last active at `active` is idle: past ``idle``.
+    func isIdle(active: Double) -> Bool {
+        Date().timeIntervalSince1970 - active > Self.seconds(idle)
     }
 
     /// The seconds an upload created at `created` has left (the IETF draft's `max-age`; at
@@ -64,7 +80,7 @@ final class UploadExpiry: Sendable {
         defer { sweeping.withLock { $0 = false } }
         var incomplete: [String] = []
         for (id, entry) in store.census.all where !entry.creating {
-            if hasExpired(created: entry.created) {
+            if hasExpired(active: entry.active) {
                 removeEnded(id, from: store, locks: locks, digests: digests, logger: logger)
             } else if !entry.complete {
                 incomplete.append(id)
@@ -74,8 +90,13 @@ final class UploadExpiry: Sendable {
     }
 
     /// Sweeps `store` every ``sweepInterval`` on `threadPool`, from a task that ends once
-    /// this expiry is gone (no receiver holds it).
+    /// this expiry is gone (no receiver holds it). First it reports the states the store
+    /// found unreadable at start (``UploadStore/unreadableStates``): their uploads answer
+    /// 404 and are never swept, their files kept for repair.
     func startSweeping(_ store: UploadStore, locks: UploadLocks, digests: RunningDigests, logger: Logger, threadPool: NIOThreadPool) {
+        for path in store.unreadableStates {
+            logger.error("the state of a resumable upload cannot be read: \(path) (torn, or not this receiver's); its files are kept for repair, and requests on it answer 404 until it is repaired or removed")
+        }
         let interval = sweepInterval
         Task.detached { [weak self] in
             while true {
@@ -87,37 +108,40 @@ final class UploadExpiry: Sendable {
     }
 
     /// Looks at the files of the uploads `ids` and records in the census what they say
-    /// (complete, gone, bytes received); removes those that have received nothing and are
+    /// (complete, gone, bytes received, last activity); removes those in progress that are
     /// idle, unless a request holds them. It blocks on the file system.
     func lookAgain(at ids: [String], in store: UploadStore, locks: UploadLocks, digests: RunningDigests, logger: Logger) {
         for id in ids {
             guard let entry = store.census.entry(id), !entry.creating else { continue }
             let look = store.look(id)
-            store.census.record(id, look, at: Date().timeIntervalSince1970)
-            if look == .inProgress(bytes: 0), isIdle(created: entry.created) {
+            let active = store.lastActivity(id)
+            store.census.record(id, look, active: active, at: Date().timeIntervalSince1970)
+            if case .inProgress = look, isIdle(active: active ?? entry.created) {
                 removeEnded(id, from: store, locks: locks, digests: digests, logger: logger)
             }
         }
     }
 
-    /// Removes the upload `id` if it has ended — expired, idle (incomplete, nothing
-    /// received, past ``idle``), or with `evictingComplete` complete (only its state goes;
-    /// its stored file stays) — as its files say under its lock; nothing when a request
-    /// holds it. It blocks on the file system.
+    /// Removes the upload `id` if it has ended — expired (inactive for ``lifetime``), idle
+    /// (incomplete, inactive for ``idle``), or with `evictingComplete` complete (only its
+    /// state goes; its stored file stays) — as its files say under its lock; nothing when a
+    /// request holds it. It blocks on the file system.
     func removeEnded(_ id: String, from store: UploadStore, locks: UploadLocks, digests: RunningDigests, logger: Logger,
                      evictingComplete: Bool = false) {
         guard let entry = store.census.entry(id), let token = locks.acquire(id) else { return }
         defer { locks.release(id, token: token) }
         let look = store.look(id)
+        let active = lastActive(id, created: entry.created, in: store)
+        let isInProgress = if case .inProgress = look { true } else { false }
         let reason: String
-        if hasExpired(created: entry.created) {
-            reason = "begun more than \(lifetime) ago"
-        } else if look == .inProgress(bytes: 0), isIdle(created: entry.created) {
+        if hasExpired(active: active) {
+            reason = "inactive for more than \(lifetime)"
+        } else if isInProgress, isIdle(active: active) {
             reason = "idle: nothing received in \(idle)"
         } else if evictingComplete, look == .complete {
             reason = "complete, the oldest kept of its client's"
         } else {
-            store.census.record(id, look, at: Date().timeIntervalSince1970)
+            store.census.record(id, look, active: active, at: Date().timeIntervalSince1970)
             return
         }
         Self.remove(id, from: store, locks: locks, digests: digests, held: true)

@@ -20,6 +20,13 @@ import Multipart
 /// is stored in the receiver's directory under a random name, as a multipart file is, in
 /// steps a crash cannot tear (``complete(_:as:pending:done:)``). Every method blocks on the
 /// file system: call them on NIO's thread pool.
+///
+/// What is acknowledged is on the disk, not only in the page cache (``FileSync``): a state
+/// is saved by writing it aside, syncing it, renaming it and syncing the directory; the
+/// bytes of an append are synced once at its end (``PipelinedFileWriter``), before its
+/// offset is answered; a completed upload's stored file and the directory holding it are
+/// synced before its state says complete. One process at a time keeps uploads in a state
+/// directory (``StateDirectoryLock``).
 struct UploadStore: Sendable {
     /// Where completed files go.
     let directory: String
@@ -32,6 +39,10 @@ struct UploadStore: Sendable {
     /// The uploads kept here, in memory: taken from the state directory at start, and kept
     /// up to date as uploads are created, completed and removed.
     let census: UploadCensus
+    /// The states found unreadable at start (torn, or not this store's), by path: their
+    /// uploads' files are kept, for repair, and the receiver reports them
+    /// (``UploadExpiry/startSweeping(_:locks:digests:logger:threadPool:)``).
+    private(set) var unreadableStates: [String] = []
 
     /// A store for the protocol `name` (`tus`, `resumable`): in `stateRoot/name` when given,
     /// else in `directory/.name`, made if missing. Uploads left in `directory/.name` by a
@@ -39,7 +50,9 @@ struct UploadStore: Sendable {
     /// (data without state) and states half saved are removed, and the ``census`` is taken.
     /// It blocks on the file system.
     ///
-    /// - Throws: ``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)`` when
+    /// - Throws: ``ReceiverSetupError/stateDirectoryInUse(_:)`` when another process keeps
+    ///   uploads in the same state directory (``StateDirectoryLock``);
+    ///   ``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)`` when
     ///   `stateRoot` is not on `directory`'s file system;
     ///   ``ReceiverSetupError/resumableStorageUnusable(_:reason:)`` when a completed upload
     ///   could not be linked into `directory`, or uploads not moved; errors of making the
@@ -51,12 +64,13 @@ struct UploadStore: Sendable {
         self.fileMode = fileMode
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        try StateDirectoryLock.take(stateDirectory)
         try Self.probeLink(from: stateDirectory, to: directory)
         if stateDirectory != hidden {
             try Self.moveUploads(from: hidden, to: stateDirectory)
         }
         self.census = UploadCensus()
-        takeCensus()
+        unreadableStates = takeCensus()
     }
 
     /// The name of the file ``probeLink(from:to:)`` makes and removes, before its random part.
@@ -126,7 +140,9 @@ struct UploadStore: Sendable {
 
     /// Creates the upload `id` described by `info`, with no bytes yet: its data, then its
     /// state (a creation stopped between the two leaves data without state, which the next
-    /// start removes); the ``census`` entered it already, being created, and now knows it is.
+    /// start removes), both on the disk when it returns (saving the state syncs the
+    /// directory that holds them); the ``census`` entered it already, being created, and
+    /// now knows it is.
     func create(_ info: some Encodable, id: String) throws {
         let descriptor = open(dataPath(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot create an upload in \(stateDirectory)", errno: errno) }
@@ -147,8 +163,9 @@ struct UploadStore: Sendable {
         return try? JSONDecoder().decode(type, from: data)
     }
 
-    /// Saves `info` atomically (written aside, then renamed): a server killed meanwhile
-    /// leaves the old or the new, never a torn file.
+    /// Saves `info` atomically and durably: written aside, synced, renamed into place, and
+    /// the state directory synced — a server killed or a machine stopped meanwhile leaves
+    /// the old or the new, never a torn file, and once it returns the new one stays.
     func save(_ info: some Encodable, id: String) throws {
         let data = try JSONEncoder().encode(info)
         let temporary = infoPath(id) + ".tmp"
@@ -156,9 +173,33 @@ struct UploadStore: Sendable {
         guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot save an upload's state", errno: errno) }
         defer { close(descriptor) }
         try data.withUnsafeBytes { try DescriptorWrites.writeAll($0, to: descriptor, what: "saving an upload's state failed") }
+        try FileSync.data(descriptor, what: "saving an upload's state failed")
         guard rename(temporary, infoPath(id)) == 0 else {
             throw ReceiverFailure.storing("saving an upload's state failed", errno: errno)
         }
+        try FileSync.directory(stateDirectory, what: "saving an upload's state failed")
+    }
+
+    /// Syncs the files of a resumable form `id` that an append wrote besides its parts'
+    /// (``FormSegments``: `ID.data` and `ID.splices`, those there), and the state directory,
+    /// where the append may have made files: once at the end of the append, before its
+    /// offset is answered (the parts' files are synced by their writers).
+    ///
+    /// - Throws: ``ReceiverFailure`` when a sync fails.
+    func syncForm(_ id: String) throws {
+        let segments = FormSegments(store: self, id: id)
+        for path in [segments.skeletonPath, segments.splicesPath] where access(path, F_OK) == 0 {
+            try FileSync.file(path)
+        }
+        try FileSync.directory(stateDirectory)
+    }
+
+    /// Syncs the directory stored files are in: after files were moved or linked into it,
+    /// before an answer names them.
+    ///
+    /// - Throws: ``ReceiverFailure`` when the sync fails.
+    func syncStoredFiles() throws {
+        try FileSync.directory(directory, what: "syncing the directory of stored files failed")
     }
 
     /// The bytes of `id` on disk: its offset.
@@ -190,7 +231,8 @@ struct UploadStore: Sendable {
     /// Stores the complete data of `id` in the directory as `completion` says, in steps
     /// each of which may be taken again: saves `pending` (its state, recording
     /// `completion`), hard-links the data there under the recorded name with the mode of
-    /// stored files, saves `done` (its state, complete), and removes the data. A crash
+    /// stored files (then syncs the file and the directory), saves `done` (its state,
+    /// complete), and removes the data. A crash
     /// between two steps leaves an upload whose data is still there, at its full offset,
     /// with the completion recorded (completing it again stores the same file, once), or a
     /// complete one with a leftover data file (``removeData(_:)`` removes it).
@@ -198,6 +240,8 @@ struct UploadStore: Sendable {
         try save(pending, id: id)
         try reach(.beforeLink)
         try linkData(id, as: completion)
+        try FileSync.file(dataPath(id))
+        try syncStoredFiles()
         try reach(.afterLink)
         try save(done, id: id)
         try reach(.beforeUnlink)
@@ -277,15 +321,41 @@ struct UploadStore: Sendable {
         return access(infoPath(id), F_OK) == 0 ? .complete : .gone
     }
 
+    /// When the upload `id` last received a byte or changed state, in seconds since 1970:
+    /// the newest modification time of its files (its data — or, for a form, its raw
+    /// bytes, the bytes besides its parts, its splices and its newest part's file — and its
+    /// state); nil when it has none. A few `stat`s.
+    func lastActivity(_ id: String) -> Double? {
+        let segments = FormSegments(store: self, id: id)
+        var paths = [dataPath(id), infoPath(id), segments.rawPath, segments.splicesPath]
+        var status = stat()
+        if stat(segments.splicesPath, &status) == 0, status.st_size >= 8 {
+            paths.append(segments.partPath(Int(status.st_size / 8) - 1))
+        }
+        var newest: Double?
+        for path in paths where stat(path, &status) == 0 {
+            #if canImport(Darwin)
+            let modified = Double(status.st_mtimespec.tv_sec) + Double(status.st_mtimespec.tv_nsec) / 1e9
+            #else
+            let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
+            #endif
+            newest = max(newest ?? modified, modified)
+        }
+        return newest
+    }
+
     /// Enters in the ``census`` the uploads in the state directory, each as its state says
     /// (the whole state is read, once, at start); removes the files of uploads without a
     /// state (a creation stopped between its data and its state) and states half saved.
-    /// An unreadable state is left alone, and not counted. It blocks on the file system.
-    private func takeCensus() {
+    /// An unreadable state (torn, or not this store's) is left alone with its upload's
+    /// files, for repair, and not counted; returns the paths of those. It blocks on the
+    /// file system.
+    private func takeCensus() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
         let states = Set(names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
         var entries: [String: UploadCensus.Entry] = [:]
-        for name in names {
+        var unreadable: [String] = []
+        for name in names.sorted() {
             if name.hasPrefix(Self.linkProbePrefix) {
                 // Left by a start killed between making its probe and removing it.
                 unlink(stateDirectory + "/" + name)
@@ -298,13 +368,20 @@ struct UploadStore: Sendable {
                 unlink(path)
                 continue
             }
-            guard name == id + ".json", let data = FileManager.default.contents(atPath: path),
-                  let record = try? JSONDecoder().decode(UploadRecord.self, from: data) else { continue }
+            guard name == id + ".json" else { continue }
+            guard let data = FileManager.default.contents(atPath: path),
+                  let record = try? JSONDecoder().decode(UploadRecord.self, from: data) else {
+                unreadable.append(path)
+                continue
+            }
             let look = look(id)
-            entries[id] = UploadCensus.Entry(client: record.client, created: record.created, complete: record.isComplete || look == .complete,
-                                             received: look != .inProgress(bytes: 0))
+            var entry = UploadCensus.Entry(client: record.client, created: record.created, active: lastActivity(id) ?? record.created)
+            entry.complete = record.isComplete || look == .complete
+            if case .inProgress(let bytes) = look { entry.received = bytes }
+            entries[id] = entry
         }
         census.withEntries { $0 = entries }
+        return unreadable
     }
 
     /// What the census takes of an upload's state, tus's or the IETF draft's.

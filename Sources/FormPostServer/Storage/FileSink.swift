@@ -29,6 +29,7 @@ package struct FileSink {
     private let partialPath: String
     private let descriptor: Int32
     private let mode: UInt16
+    private let synced: Bool
     private let threadPool: NIOThreadPool
     private var hasher = SHA256Hasher()
     private var writer: BatchedFileWriter
@@ -37,8 +38,9 @@ package struct FileSink {
     /// The prefix of files being written; ``UploadReceiver`` sweeps stale ones at start.
     static let partialPrefix = ".partial-"
 
-    /// Creates the partial file of a new upload in `directory`.
-    static func create(directory: String, mode: UInt16, threadPool: NIOThreadPool = .singleton) async throws -> FileSink {
+    /// Creates the partial file of a new upload in `directory`; `synced`: its bytes are
+    /// synced to the disk before it is renamed into place (``ReceiptDurability/synced``).
+    static func create(directory: String, mode: UInt16, synced: Bool, threadPool: NIOThreadPool = .singleton) async throws -> FileSink {
         let name = UploadStore.randomName()
         let partialPath = directory + "/" + partialPrefix + name
         let descriptor = try await threadPool.runIfActive {
@@ -46,17 +48,20 @@ package struct FileSink {
             guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot create a file in \(directory)", errno: errno) }
             return descriptor
         }
-        return FileSink(descriptor: descriptor, partialPath: partialPath, directory: directory, storedName: name, mode: mode, threadPool: threadPool)
+        return FileSink(descriptor: descriptor, partialPath: partialPath, directory: directory, storedName: name, mode: mode, synced: synced,
+                        threadPool: threadPool)
     }
 
     /// A sink writing through `descriptor`, already open at `partialPath`, which
-    /// ``complete()`` renames to `directory/storedName`.
-    package init(descriptor: Int32, partialPath: String, directory: String, storedName: String, mode: UInt16, threadPool: NIOThreadPool = .singleton) {
+    /// ``complete()`` renames to `directory/storedName` (after syncing it, when `synced`).
+    package init(descriptor: Int32, partialPath: String, directory: String, storedName: String, mode: UInt16, synced: Bool = false,
+                 threadPool: NIOThreadPool = .singleton) {
         self.descriptor = descriptor
         self.partialPath = partialPath
         self.directory = directory
         self.storedName = storedName
         self.mode = mode
+        self.synced = synced
         self.threadPool = threadPool
         self.writer = BatchedFileWriter(descriptor: descriptor, threadPool: threadPool)
     }
@@ -68,8 +73,9 @@ package struct FileSink {
         try await writer.write(bytes)
     }
 
-    /// Writes what is left, closes the file and moves it to its final name; returns its
-    /// SHA-256 in hexadecimal. On failure the partial file is removed.
+    /// Writes what is left, syncs it (when the sink is synced), closes the file and moves
+    /// it to its final name; returns its SHA-256 in hexadecimal. On failure the partial
+    /// file is removed. The directory is not synced here: once per request, by the caller.
     package mutating func complete() async throws -> String {
         do {
             try await writer.flush()
@@ -77,9 +83,18 @@ package struct FileSink {
             discard()
             throw error
         }
-        let (descriptor, mode, partialPath) = (self.descriptor, self.mode, self.partialPath)
+        let (descriptor, mode, partialPath, synced) = (self.descriptor, self.mode, self.partialPath, self.synced)
         let finalPath = directory + "/" + storedName
         try await threadPool.runIfActive {
+            if synced {
+                do {
+                    try FileSync.data(descriptor)
+                } catch {
+                    close(descriptor)
+                    unlink(partialPath)
+                    throw error
+                }
+            }
             let modeSet = fchmod(descriptor, mode_t(mode)) == 0
             let code = errno
             close(descriptor)

@@ -6,7 +6,7 @@ import NIOPosix
 /// one batch in flight while the next is gathered, and the upload's running SHA-256 taken
 /// of each batch in the same job on NIO's thread pool: the request's own task is left
 /// with reading the connection (and a checksum of its own), so hashing and writing run
-/// beside it. Two batches are held at most. Used by ``BodyAppender``.
+/// beside it. Two batches are held at most. Used by ``BodyAppender`` and ``FormAppender``.
 ///
 /// The first write that fails stops the writer: nothing taken after it is written (the
 /// descriptor appends, so a later batch would land after a hole), and what it reports —
@@ -56,11 +56,22 @@ struct PipelinedFileWriter {
         return failure == nil
     }
 
-    /// Writes everything taken (unless a write failed), and tells what was written. The
-    /// writes go on when the task is cancelled (its request went away): what was received is kept.
+    /// Writes everything taken (unless a write failed), syncs it to the disk
+    /// (``FileSync/data(_:what:)``, once, when anything was written), and tells what was
+    /// written. The writes and the sync go on when the task is cancelled (its request went
+    /// away): what was received is kept. When the sync fails, nothing of this writer's
+    /// bytes is reported written (the caller cuts them off) and no hash is given.
     mutating func finish() async -> Written {
         await dispatch()
         await waitForInFlight()
+        if failure == nil, progress.written > 0 {
+            let (descriptor, threadPool) = (self.descriptor, self.threadPool)
+            do {
+                try await Task { try await threadPool.runIfActive { try FileSync.data(descriptor) } }.value
+            } catch {
+                return Written(bytes: 0, digest: nil, failure: error)
+            }
+        }
         return Written(bytes: progress.written, digest: progress.hasher, failure: failure)
     }
 

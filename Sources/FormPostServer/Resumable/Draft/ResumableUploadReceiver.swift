@@ -440,7 +440,7 @@ public struct ResumableUploadReceiver: Sendable {
         let (store, lifetime, locks, digests) = (self.store, self.lifetime, self.locks, self.digests)
         return try await threadPool.runIfActive {
             guard let loaded = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
-            if lifetime.hasExpired(created: loaded.created) {
+            if lifetime.hasExpired(id, created: loaded.created, in: store) {
                 UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw DraftFailure(.gone, "the upload expired")
             }

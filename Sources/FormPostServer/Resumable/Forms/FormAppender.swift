@@ -94,6 +94,8 @@ struct FormAppender {
         var part: PipelinedFileWriter?
         var partDescriptor: Int32 = -1
         var failure: (any Error)?
+        /// Whether this append wrote or made a file besides a part's content.
+        var wrote = false
 
         init(segments: FormSegments, threadPool: NIOThreadPool, onDisk: Int64) {
             self.segments = segments
@@ -141,10 +143,18 @@ struct FormAppender {
             }
         }
 
-        /// Writes what is gathered and closes the part's file; `progress` then says what is on disk.
+        /// Writes what is gathered and closes the part's file; syncs what this append wrote
+        /// (``UploadStore/syncForm(_:)``); `progress` then says what is on disk.
         mutating func finish(_ progress: inout FormUploadProgress) async {
             await closePart(&progress)
             await writeSkeleton(&progress)
+            guard wrote, failure == nil else { return }
+            let (store, id) = (segments.store, segments.id)
+            do {
+                try await Self.detached(threadPool) { try store.syncForm(id) }
+            } catch {
+                failure = error
+            }
         }
 
         /// Opens the file of file part `index` — after the bytes before it, and its splice.
@@ -158,6 +168,7 @@ struct FormAppender {
                     return try segments.openPart(index)
                 }
                 if needsSplice { progress.splicesOnDisk = index + 1 }
+                wrote = true
                 partDescriptor = descriptor
                 part = PipelinedFileWriter(descriptor: descriptor, threadPool: threadPool, digest: progress.receipt.takeHasher())
             } catch {
@@ -192,6 +203,7 @@ struct FormAppender {
             let (written, writeFailure) = result ?? (0, ReceiverFailure.storage("writing an upload failed: the thread pool stopped"))
             progress.skeletonSize += Int64(written)
             progress.durable += Int64(written)
+            wrote = true
             if let writeFailure { failure = writeFailure }
         }
 

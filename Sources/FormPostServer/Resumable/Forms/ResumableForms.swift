@@ -92,6 +92,7 @@ struct ResumableForms: Sendable {
             try segments.storePart(index, as: name)
             if index == 0 { try store.reach(.formPartMoved) }
         }
+        try store.syncStoredFiles()
         var settled = info
         settled.storingParts = nil
         try store.save(settled, id: id)

@@ -31,10 +31,9 @@ import ResumableHTTP
 /// arrived and matches (460 otherwise), also when the server is killed meanwhile. After a
 /// write fails (a full disk), nothing more of the request is written: the offset is where
 /// the bytes written in order end. State lives in files, so uploads
-/// survive a restart of the server, or its being killed; as with multipart uploads,
-/// nothing is forced to the disk (`fsync`), so a crash of the machine itself may lose
-/// what the page cache held. Two appends to one upload never interleave (the second answers 423). An
-/// upload is removed ``expiry`` after it began, complete or not; until then `HEAD` on a
+/// survive a restart of the server, or its being killed, and a power loss: an offset or
+/// a receipt is answered only once what it names is synced to the disk. Two appends to one upload never interleave (the second answers 423). An
+/// upload is removed once inactive for ``expiry`` (no byte received, no state saved), complete or not; until then `HEAD` on a
 /// complete one answers its full length, so a client whose last answer was lost learns
 /// that it is done. Completing an upload is crash-safe: its stored name and SHA-256 are
 /// saved first, its data is then hard-linked into the directory, and removed only once the
@@ -46,9 +45,9 @@ import ResumableHTTP
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
 /// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
 /// connection's peer, so behind a reverse proxy every client counts as the proxy); past
-/// either, creation answers 503 with `Retry-After`. An upload that has received no byte
-/// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
-/// empty does not hold its place for a day. The states of complete uploads are kept, at
+/// either, creation answers 503 with `Retry-After`. An upload in progress that has received no byte
+/// for `idleUploadExpiry` is removed (404 from then on): one created and left empty, or
+/// fed a byte now and then, does not hold its place for a day. The states of complete uploads are kept, at
 /// most `maxUploadsInProgress` (`UploadAdmission`).
 public struct TusReceiver: Sendable {
     /// The path uploads are created at; each lives at `basePath/ID`.
@@ -403,7 +402,7 @@ public struct TusReceiver: Sendable {
         let (store, lifetime, unverified, locks, digests) = (self.store, self.lifetime, self.unverified, self.locks, self.digests)
         return try await threadPool.runIfActive {
             guard let info = store.load(id, as: TusUploadInfo.self) else { throw TusFailure(.notFound, "no such upload") }
-            if lifetime.hasExpired(created: info.created) {
+            if lifetime.hasExpired(id, created: info.created, in: store) {
                 UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw TusFailure(.gone, "the upload expired")
             }

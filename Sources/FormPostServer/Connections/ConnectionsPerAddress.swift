@@ -1,0 +1,32 @@
+import Synchronization
+
+/// The connections open from each client address (``ClientAddress``), so that one address
+/// cannot take every connection of a server (``ConnectionLimits/maxConnectionsPerAddress``).
+final class ConnectionsPerAddress: Sendable {
+    /// The most connections one address may have open at once.
+    let limit: Int
+    private let open = Mutex<[String: Int]>([:])
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Counts one more connection from `address`, unless it has ``limit`` open already;
+    /// whether it was counted (then ``leave(_:)`` must follow when it closes).
+    func enter(_ address: String) -> Bool {
+        open.withLock { open in
+            let count = open[address, default: 0]
+            guard count < limit else { return false }
+            open[address] = count + 1
+            return true
+        }
+    }
+
+    /// Counts a connection from `address` as closed.
+    func leave(_ address: String) {
+        open.withLock { open in
+            let count = open[address, default: 1] - 1
+            open[address] = count > 0 ? count : nil
+        }
+    }
+}
