@@ -22,25 +22,36 @@ import Testing
         try await other.shutdownGracefully()
     }
 
-    @Test func fileRegionsOnlyOnPlaintextSockets() {
-        #expect(NetworkStack.sockets.sendsFileRegions(scheme: "http"))
-        #expect(NetworkStack.sockets.sendsFileRegions(scheme: "HTTP"))
-        #expect(!NetworkStack.sockets.sendsFileRegions(scheme: "https"))
-        #expect(!NetworkStack.networkFramework.sendsFileRegions(scheme: "http"))
-        #expect(!NetworkStack.networkFramework.sendsFileRegions(scheme: "https"))
+    /// FormPost's own client gives a connection that takes `FileRegion`s for plaintext HTTP on
+    /// NIOPosix's sockets only: not for https, not on another stack.
+    @Test func fileRegionsOnlyOnPlaintextSockets() async throws {
+        let sockets = NetworkStack.makeClient(configuration: HTTPClient.Configuration(), group: MultiThreadedEventLoopGroup.singleton).client
+        let other = NIOAsyncTestingEventLoop()
+        let elsewhere = NetworkStack.makeClient(configuration: HTTPClient.Configuration(), group: other).client
+        func origin(_ url: String) -> Origin { Origin(URL(string: url)!) }
+        #expect(sockets.stack == .sockets && elsewhere.stack == .networkFramework)
+        #expect(sockets.plaintextSocketConnection(to: origin("http://example.test/")) != nil)
+        #expect(sockets.plaintextSocketConnection(to: origin("HTTP://example.test/")) != nil)
+        #expect(sockets.plaintextSocketConnection(to: origin("https://example.test/")) == nil)
+        #expect(elsewhere.plaintextSocketConnection(to: origin("http://example.test/")) == nil)
+        #expect(elsewhere.plaintextSocketConnection(to: origin("https://example.test/")) == nil)
+        try await sockets.client.shutdown()
+        try await elsewhere.client.shutdown()
+        try await other.shutdownGracefully()
     }
 
-    /// The body writer, given a loop that is not NIOPosix's, writes the whole body as
-    /// buffers — no `FileRegion`, which Network.framework's channel would stop the process
-    /// on; given NIOPosix's loop it sends the file unread. Same bytes either way.
-    @Test(arguments: [false, true]) func bodyWriterFollowsTheLoopsFamily(posix: Bool) async throws {
+    /// The body writer without a plaintext socket connection writes the whole body as
+    /// buffers — no `FileRegion`, which Network.framework's channel and NIOSSL's handler
+    /// would stop the process on; given one, it sends the file unread. Same bytes either way.
+    @Test(arguments: [false, true]) func bodyWriterFollowsTheConnection(plaintextSockets: Bool) async throws {
         let directory = try SampleDirectory()
         let form = try sampleForm(directory, fileSize: 3 << 20)
         let plan = try form.plan()
-        let other = NIOAsyncTestingEventLoop()
-        defer { Task { try? await other.shutdownGracefully() } }
-        let loop: any EventLoop = posix ? MultiThreadedEventLoopGroup.singleton.next() : other
-        let body = FileRegionBody(plan: plan, eventLoop: loop, scheme: "http")
+        let own = NetworkStack.makeClient(configuration: HTTPClient.Configuration(), group: MultiThreadedEventLoopGroup.singleton).client
+        defer { Task { try? await own.client.shutdown() } }
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let connection = own.plaintextSocketConnection(to: Origin(URL(string: plaintextSockets ? "http://example.test/" : "https://example.test/")!))
+        let body = FileRegionBody(plan: plan, eventLoop: loop, fileRegionsOn: connection)
         let written = Mutex<(bytes: [UInt8], regions: Int)>(([], 0))
         let writer = HTTPClient.Body.StreamWriter { part in
             written.withLock { written in
@@ -66,7 +77,7 @@ import Testing
         try await body.finish(checkingFiles: true)
         let result = written.withLock { $0 }
         #expect(result.bytes == Array(try await plan.encodedData()))
-        if posix {
+        if plaintextSockets {
             #expect(result.regions > 0)
         } else {
             #expect(result.regions == 0)

@@ -307,11 +307,50 @@ class DependencyTests(unittest.TestCase):
     def rules(self, text, **options):
         return {(f.line, f.message.split(" -- ")[0]) for f in dependencies.findings(self.source(text, **options))}
 
-    def test_file_region_needs_the_event_loops_family(self):
-        undecided = "writer.write(.fileRegion(region))\n"
-        self.assertEqual(self.rules(undecided), {(1, "FileRegion write")})
-        self.assertEqual(self.rules("let s = NetworkStack(loop)\n" + undecided), set())
-        self.assertEqual(self.rules(undecided, path="Tests/T/Body.swift"), set())
+    GATE_FILE = "Sources/FormPost/Transport/NetworkStack.swift"
+
+    def test_file_region_only_inside_the_gate_type(self):
+        # Naming NetworkStack (in code or a comment) decides nothing: the FileRegion must be
+        # made inside the type only NetworkStack.swift can make a value of.
+        for text in ("writer.write(.fileRegion(region))\n",
+                     "let s = NetworkStack(loop) // NetworkStack\nwriter.write(.fileRegion(region))\n",
+                     "let r = FileRegion(fileHandle: h, readerIndex: 0, endIndex: 1)\n"):
+            lines = {line for line, _ in self.rules(text)}
+            self.assertEqual(lines, {text.count("\n")}, text)
+        self.assertEqual(self.rules("writer.write(.fileRegion(region))\n", path="Tests/T/Body.swift"), set())
+        gate = textwrap.dedent("""\
+            enum NetworkStack {
+                struct PlaintextSocketConnection: Sendable {
+                    fileprivate init() {}
+                    func sendfileWrite(of h: NIOFileHandle) -> IOData { .fileRegion(FileRegion(fileHandle: h, readerIndex: 0, endIndex: 1)) }
+                }
+            }
+            """)
+        self.assertEqual(self.rules(gate, path=self.GATE_FILE), set())
+        self.assertEqual({line for line, _ in self.rules(gate + "let r = FileRegion(fileHandle: h, readerIndex: 0, endIndex: 1)\n",
+                                                         path=self.GATE_FILE)}, {7})
+        # Outside its file, the same type decides nothing.
+        self.assertEqual({line for line, _ in self.rules(gate, path="Sources/FormPost/Body.swift")}, {2, 4})
+
+    def test_file_region_gate_is_made_only_in_its_file(self):
+        internal = "struct PlaintextSocketConnection {\n    init() {}\n    func w() -> IOData { .fileRegion(r) }\n}\n"
+        self.assertEqual({line for line, _ in self.rules(internal, path=self.GATE_FILE)}, {2})
+        memberwise = "struct PlaintextSocketConnection {\n    let a: Int\n    func w() -> IOData { .fileRegion(r) }\n}\n"
+        self.assertEqual({line for line, _ in self.rules(memberwise, path=self.GATE_FILE)}, {1})
+        private = "struct PlaintextSocketConnection { private init() {}; func w() -> IOData { .fileRegion(r) } }\n"
+        self.assertEqual(self.rules(private, path=self.GATE_FILE), set())
+        calls = "struct PlaintextSocketConnection {\n    fileprivate init() { self.init(a: 1) }\n    func w() -> IOData { .fileRegion(r) }\n}\n"
+        self.assertEqual(self.rules(calls, path=self.GATE_FILE), set())
+
+    def test_watchos_default_transport(self):
+        self.assertEqual(self.rules("let t = AsyncHTTPClientTransport.shared\n"), {(1, "default transport on watchOS")})
+        self.assertEqual(self.rules("#if !os(watchOS)\nlet t = AsyncHTTPClientTransport.shared\n#endif\n"), set())
+        self.assertEqual(self.rules("let c = FormPostClient()\n"), {(1, "client without a transport on watchOS")})
+        self.assertEqual(self.rules("let c = FormPostClient(transport: t)\n"), set())
+        # FormPost declares the defaults; a module that never builds for watchOS may use them.
+        self.assertEqual(self.rules("let c = FormPostClient()\n", path="Sources/formpost/Demo.swift"), set())
+        found = dependencies.findings(self.source("let t = AsyncHTTPClientTransport.shared\n"))
+        self.assertEqual([f.platforms for f in found], [("watchOS",)])
 
     def test_client_and_group_choice(self):
         self.assertEqual(self.rules("let c = HTTPClient(eventLoopGroup: g, configuration: c)\n"), {(1, "HTTPClient made")})

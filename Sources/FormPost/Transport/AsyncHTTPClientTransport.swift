@@ -15,9 +15,10 @@ import Synchronization
 /// The default transport: AsyncHTTPClient (SwiftNIO; HTTP/1.1 and HTTP/2; TLS). Bodies
 /// stream from the plan with a known `Content-Length`, or chunked when a stream part has
 /// no length; a small body in memory (a form encoded in memory) goes as one buffer. On
-/// plaintext HTTP/1.1 without a rate cap, on NIOPosix's event loops, file parts go to the
-/// socket by `sendfile` (no copy through user space); otherwise — TLS,
-/// HTTP/2, a rate cap, Network.framework — everything is read into recycled buffers.
+/// plaintext HTTP/1.1 without a rate cap, on NIOPosix's event loops, a transport with its
+/// own client sends file parts to the socket by `sendfile` (no copy through user space);
+/// otherwise — TLS, HTTP/2, a rate cap, Network.framework, an `HTTPClient` passed in —
+/// everything is read into recycled buffers.
 /// Redirects are left to ``FormPostClient`` (so bodies can be re-sent).
 ///
 /// On Apple platforms the transports FormPost makes run on Network.framework
@@ -29,6 +30,9 @@ import Synchronization
 /// ``UploadError``s as NIOPosix's.
 public final class AsyncHTTPClientTransport: UploadTransport {
     private let client: HTTPClient
+    /// The client when FormPost made it (redirects off, so it knows which connection each
+    /// body goes on); nil for an `HTTPClient` passed in.
+    private let ownClient: NetworkStack.OwnClient?
     private let ownsClient: Bool
     /// Why this transport cannot send, found when it was made; thrown by every ``send(_:)``.
     private let configurationProblem: UploadError?
@@ -84,9 +88,14 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// credentials across origins); a client configured to follow them answers them before
     /// FormPost sees them, so give one with `redirectConfiguration = .disallow`.
     ///
-    /// Its event loop group decides how bodies are written: `sendfile` on NIOPosix's loops,
-    /// buffers on Network.framework's. Its TLS configuration is the application's: on
-    /// Network.framework AsyncHTTPClient refuses (stops the process on) a client certificate.
+    /// Bodies go as buffers read from the plan (128 KiB, recycled), never by `sendfile`: a
+    /// client that follows redirects (AsyncHTTPClient's default) sends the same body again on
+    /// a connection to the new location, which may be TLS (http to https), where a
+    /// `FileRegion` would stop the process; the client's configuration cannot be read to
+    /// rule that out. For `sendfile` on plaintext HTTP, let FormPost make the client
+    /// (``init(configuration:eventLoopGroup:)``). Its TLS configuration is the application's:
+    /// on Network.framework AsyncHTTPClient refuses (stops the process on) a client
+    /// certificate, and ignores `additionalTrustRoots`.
     ///
     /// Its configuration cannot be read: give its pool's
     /// `concurrentHTTP1ConnectionsPerHostSoftLimit` as `connectionsPerHost` when it is not
@@ -95,6 +104,7 @@ public final class AsyncHTTPClientTransport: UploadTransport {
     /// fail a request that waited in its pool longer than the connect timeout).
     public init(client: HTTPClient, connectionsPerHost: Int = 8) {
         self.client = client
+        ownClient = nil
         ownsClient = false
         requestLoops = RequestLoops(group: client.eventLoopGroup)
         slots = ConnectionSlots(http1Connections: connectionsPerHost)
@@ -109,13 +119,12 @@ public final class AsyncHTTPClientTransport: UploadTransport {
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         let group = eventLoopGroup ?? NetworkStack.preferredGroup(for: configuration)
-        configurationProblem = NetworkStack.unsupportedConfiguration(configuration, on: group)
-        if configurationProblem != nil {
-            // Never handed to a Network.framework connection: AsyncHTTPClient would stop the
-            // process on reading it. The transport refuses every request instead.
-            configuration.tlsConfiguration = nil
-        }
-        client = HTTPClient(eventLoopGroup: group, configuration: configuration)
+        // With a configuration problem the client is made without TLS, and the transport
+        // refuses every request.
+        let (ownClient, configurationProblem) = NetworkStack.makeClient(configuration: configuration, group: group)
+        self.ownClient = ownClient
+        self.configurationProblem = configurationProblem
+        client = ownClient.client
         http2Path = configurationProblem == nil ? HTTP2UploadPath(configuration: configuration, group: group) : nil
         ownsClient = owned
         requestLoops = RequestLoops(group: group)
@@ -222,8 +231,9 @@ public final class AsyncHTTPClientTransport: UploadTransport {
 
     /// A body without a rate cap: the delegate API, whose writes say when the connection
     /// took them (so the body never runs ahead of it), and where files go as `FileRegion`s
-    /// (sendfile) on plaintext HTTP/1.1 over NIOPosix's sockets — never on Network.framework,
-    /// whose channel takes `ByteBuffer`s only.
+    /// (sendfile) on plaintext HTTP/1.1 over NIOPosix's sockets through FormPost's own client
+    /// — never on Network.framework, whose channel takes `ByteBuffer`s only, nor through a
+    /// caller's client, which may send the body again to another origin after a redirect.
     ///
     /// The request names the loop its delegate and body run on (``RequestLoops``), not its
     /// connection's: the pool then leases any idle connection (preferring one on that loop)
@@ -233,7 +243,8 @@ public final class AsyncHTTPClientTransport: UploadTransport {
                                      mayReuse: Bool) async throws -> (UploadResponse, HTTPVersion?) {
         let eventLoop = requestLoops.loop(for: origin)
         defer { requestLoops.finished(origin) }
-        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, connectionLoops: client.eventLoopGroup, scheme: origin.scheme)
+        let regions = FileRegionBody(plan: body.plan, eventLoop: eventLoop, connectionLoops: client.eventLoopGroup,
+                                     fileRegionsOn: ownClient?.plaintextSocketConnection(to: origin))
         var headers = HTTPHeaders(request.headers)
         headers.replaceOrAdd(name: "Content-Type", value: body.contentType)
         let delegate = ResponseCollector(progress: request.progress, maxBytes: request.maxResponseBytes, onPartSent: { regions.partSent() },

@@ -11,12 +11,15 @@ import Synchronization
 /// A plan sent through AsyncHTTPClient's delegate API, whose writes report when the
 /// connection has taken them, so the body never runs ahead of the connection:
 ///
-/// - on plaintext HTTP/1.1 over NIOPosix's sockets, file parts of at least
-///   ``smallestRegion`` bytes travel without copies through user space, as NIO
-///   `FileRegion`s (`sendfile`);
+/// - on a connection FormPost knows is plaintext HTTP/1.1 over NIOPosix's sockets (a
+///   ``NetworkStack/PlaintextSocketConnection``, which only FormPost's own client gives),
+///   file parts of at least ``smallestRegion`` bytes travel without copies through user
+///   space, as NIO `FileRegion`s (`sendfile`);
 /// - everything else (every part over TLS, where the bytes must be read to be encrypted,
-///   over HTTP/2, on Network.framework, whose channel takes `ByteBuffer`s only, and a body
-///   whose files are all small) goes as buffers read from the plan, at most
+///   over HTTP/2, on Network.framework, whose channel takes `ByteBuffer`s only, through a
+///   caller's `HTTPClient`, which may send the body again after a redirect on a connection
+///   FormPost does not see, and a body whose files are all small) goes as buffers read
+///   from the plan, at most
 ///   ``writeWindow`` of them handed to the connection and not yet taken. The buffers are
 ///   recycled, so the memory stays warm and bounded whatever the body's size and the
 ///   server's speed.
@@ -45,9 +48,9 @@ final class FileRegionBody: Sendable {
     let eventLoop: any EventLoop
     /// The loops the request's connection may run on.
     let connectionLoops: any EventLoopGroup
-    /// Whether file regions go as `FileRegion`s: the connection takes them (plaintext
-    /// HTTP/1.1 on NIOPosix only) and the plan has one of at least ``smallestRegion`` bytes.
-    let usesFileRegions: Bool
+    /// The connection file regions go to as `FileRegion`s: set when one that takes them was
+    /// given and the plan has a file region of at least ``smallestRegion`` bytes.
+    private let fileRegionConnection: NetworkStack.PlaintextSocketConnection?
     /// Each open file: the handle the channel sends from, a duplicate descriptor for size
     /// checks (a `NIOFileHandle` refuses a second user while the channel uses it), the region.
     private let openFiles = Mutex<[OpenFile]>([])
@@ -64,16 +67,21 @@ final class FileRegionBody: Sendable {
     /// Set by ``finish(checkingFiles:)``: a write still running may not open a file after it.
     private let closed = Mutex(false)
 
-    /// A body for a request to a URL of `scheme`, produced on the request's `eventLoop`, on a
-    /// connection running on one of `connectionLoops` (nil: `eventLoop` itself): file regions
-    /// go as `FileRegion`s where the loop is NIOPosix's and the scheme plaintext
-    /// (``NetworkStack/sendsFileRegions(scheme:)``), as buffers everywhere else.
-    init(plan: BodyPlan, eventLoop: any EventLoop, connectionLoops: (any EventLoopGroup)? = nil, scheme: String?) {
+    /// A body produced on the request's `eventLoop`, on a connection running on one of
+    /// `connectionLoops` (nil: `eventLoop` itself): file regions go as `FileRegion`s on
+    /// `connection`, a plaintext socket connection FormPost's own client knows the request
+    /// goes on (``NetworkStack/OwnClient/plaintextSocketConnection(to:)``); without one, as
+    /// buffers.
+    init(plan: BodyPlan, eventLoop: any EventLoop, connectionLoops: (any EventLoopGroup)? = nil,
+         fileRegionsOn connection: NetworkStack.PlaintextSocketConnection?) {
         self.plan = plan
         self.eventLoop = eventLoop
         self.connectionLoops = connectionLoops ?? eventLoop
-        usesFileRegions = NetworkStack(eventLoop).sendsFileRegions(scheme: scheme) && plan.segments.contains { Self.goesUnread($0) }
+        fileRegionConnection = plan.segments.contains { Self.goesUnread($0) } ? connection : nil
     }
+
+    /// Whether file regions go as `FileRegion`s (`sendfile`).
+    var usesFileRegions: Bool { fileRegionConnection != nil }
 
     /// Whether `segment` is a file region long enough to be sent unread by `sendfile`.
     private static func goesUnread(_ segment: BodySegment) -> Bool {
@@ -87,8 +95,8 @@ final class FileRegionBody: Sendable {
             let promise = self.eventLoop.makePromise(of: Void.self)
             self.streamEnd.withLock { $0 = (promise, false) }
             let written: EventLoopFuture<Void>
-            if self.usesFileRegions {
-                written = self.eventLoop.makeFutureWithTask { try await self.write(to: writer) }
+            if let connection = self.fileRegionConnection {
+                written = self.eventLoop.makeFutureWithTask { try await self.write(to: writer, on: connection) }
             } else {
                 let state = PlanByteBuffers.IteratorState(reader: self.plan.makeChunkReader(chunkSize: Self.bufferSize), chunkSize: Self.bufferSize)
                 let pump = EventLoopBodyPump(state: state, writer: writer, eventLoop: self.eventLoop, window: Self.writeWindow)
@@ -139,8 +147,8 @@ final class FileRegionBody: Sendable {
     /// Whether ``endEarly()`` ended the body before all of it was written.
     var endedEarly: Bool { streamEnd.withLock { $0.endedEarly } }
 
-    /// Writes the plan with file regions as `FileRegion`s.
-    private func write(to writer: HTTPClient.Body.StreamWriter) async throws {
+    /// Writes the plan with file regions as `FileRegion`s, which `connection` takes.
+    private func write(to writer: HTTPClient.Body.StreamWriter, on connection: NetworkStack.PlaintextSocketConnection) async throws {
         var pending = ByteBuffer()
         for segment in plan.segments {
             switch segment {
@@ -149,7 +157,7 @@ final class FileRegionBody: Sendable {
                 if pending.readableBytes >= 1 << 20 { try await flush(&pending, to: writer) }
             case .file(let region) where Self.goesUnread(segment):
                 try await flush(&pending, to: writer)
-                try await writeUnread(region, to: writer)
+                try await writeUnread(region, to: writer, on: connection)
             case .file, .stream:
                 try await flush(&pending, to: writer)
                 try await writeRead(segment, to: writer)
@@ -178,7 +186,7 @@ final class FileRegionBody: Sendable {
         try await writer.write(.byteBuffer(buffer)).get()
     }
 
-    private func writeUnread(_ region: FileSlice, to writer: HTTPClient.Body.StreamWriter) async throws {
+    private func writeUnread(_ region: FileSlice, to writer: HTTPClient.Body.StreamWriter, on connection: NetworkStack.PlaintextSocketConnection) async throws {
         guard region.length > 0 else { return }
         try Task.checkCancellation()
         let descriptor = try region.openChecked()
@@ -199,7 +207,7 @@ final class FileRegionBody: Sendable {
         while start < end {
             try Task.checkCancellation()
             let stop = min(end, start + Self.regionSize)
-            try await writer.write(.fileRegion(FileRegion(fileHandle: handle, readerIndex: Int(start), endIndex: Int(stop)))).get()
+            try await writer.write(connection.sendfileWrite(of: handle, from: start, to: stop)).get()
             start = stop
         }
     }
