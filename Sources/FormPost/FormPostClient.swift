@@ -28,11 +28,25 @@ public struct FormPostClient: Sendable {
     /// `User-Agent`), authorization, and where parameters go.
     public var requestSerializer: RequestSerializer
 
-    /// Creates a client on `transport` (AsyncHTTPClient by default).
+    #if os(watchOS)
+    /// Creates a client on `transport`.
+    ///
+    /// FormPost has no default transport on watchOS: an ordinary watchOS app has no
+    /// Network.framework or BSD-socket networking, which AsyncHTTPClient uses there — only
+    /// URLSession (Apple TN3135). `import FormPostURLSession`, whose `FormPostClient()` uses
+    /// `URLSessionTransport.shared`.
+    public init(transport: any UploadTransport, requestSerializer: RequestSerializer = RequestSerializer()) {
+        self.transport = transport
+        self.requestSerializer = requestSerializer
+    }
+    #else
+    /// Creates a client on `transport` (AsyncHTTPClient by default; on watchOS, where apps
+    /// have URLSession only, FormPostURLSession's `FormPostClient()` uses URLSession).
     public init(transport: any UploadTransport = AsyncHTTPClientTransport.shared, requestSerializer: RequestSerializer = RequestSerializer()) {
         self.transport = transport
         self.requestSerializer = requestSerializer
     }
+    #endif
 
     /// Uploads `form` to `url` with `method` (POST, PUT or PATCH).
     ///

@@ -27,8 +27,20 @@ public struct PresignedPost: Sendable {
         return form
     }
 
+    #if os(watchOS)
+    /// Uploads the file through `client` and checks the answer is 200, 201 or 204. (On
+    /// watchOS FormPost has no default client: pass FormPostURLSession's `FormPostClient()`.)
+    public func upload(fileAt path: String, with client: FormPostClient, progress: (@Sendable (UploadProgress) -> Void)? = nil) async throws -> UploadResponse {
+        try await send(fileAt: path, with: client, progress: progress)
+    }
+    #else
     /// Uploads the file and checks the answer is 200, 201 or 204.
     public func upload(fileAt path: String, with client: FormPostClient = FormPostClient(), progress: (@Sendable (UploadProgress) -> Void)? = nil) async throws -> UploadResponse {
+        try await send(fileAt: path, with: client, progress: progress)
+    }
+    #endif
+
+    private func send(fileAt path: String, with client: FormPostClient, progress: (@Sendable (UploadProgress) -> Void)?) async throws -> UploadResponse {
         let response = try await client.upload(try form(fileAt: path), to: url, progress: progress)
         guard [200, 201, 204].contains(response.status) else {
             throw UploadError.unacceptableStatus(response.status, contentType: response.header("Content-Type"), bodyPrefix: response.bodyPrefix)

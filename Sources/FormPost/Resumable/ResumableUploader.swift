@@ -83,12 +83,33 @@ public struct ResumableUploader: Sendable {
     /// read (the editors' copy of 1 July 2026, between -11 and -12).
     public static let interopVersion = DraftInterop.current
 
+    #if os(watchOS)
+    /// An uploader sending through `client`; by default 64 MiB per request,
+    /// ``defaultRetries`` retries in a row, 60 s without progress for a stalled request, five
+    /// times that (300 s) for an answer once a request is sent, and the user's store.
+    ///
+    /// On watchOS FormPost has no default client (apps have URLSession only, Apple TN3135):
+    /// pass FormPostURLSession's `FormPostClient()`, on `URLSessionTransport.shared`.
+    public init(client: FormPostClient, chunkSize: Int64 = 64 << 20, retry: RetryPolicy = RetryPolicy(maxRetries: defaultRetries),
+                stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions(), stallTimeout: Duration = .seconds(60),
+                answerTimeout: Duration? = nil) {
+        self.init(sendingThrough: client, chunkSize: chunkSize, retry: retry, stateStore: stateStore, options: options,
+                  stallTimeout: stallTimeout, answerTimeout: answerTimeout)
+    }
+    #else
     /// An uploader; by default 64 MiB per request, ``defaultRetries`` retries in a row, 60 s
     /// without progress for a stalled request, five times that (300 s) for an answer once a
     /// request is sent, and the user's store.
     public init(client: FormPostClient = FormPostClient(), chunkSize: Int64 = 64 << 20, retry: RetryPolicy = RetryPolicy(maxRetries: defaultRetries),
                 stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions(), stallTimeout: Duration = .seconds(60),
                 answerTimeout: Duration? = nil) {
+        self.init(sendingThrough: client, chunkSize: chunkSize, retry: retry, stateStore: stateStore, options: options,
+                  stallTimeout: stallTimeout, answerTimeout: answerTimeout)
+    }
+    #endif
+
+    private init(sendingThrough client: FormPostClient, chunkSize: Int64, retry: RetryPolicy, stateStore: ResumeStateStore?,
+                 options: UploadOptions, stallTimeout: Duration, answerTimeout: Duration?) {
         self.client = client
         var options = options
         options.retry = .none

@@ -79,12 +79,33 @@ public struct TusUploader: Sendable {
     /// The protocol version spoken.
     public static let version = "1.0.0"
 
+    #if os(watchOS)
+    /// An uploader sending through `client`; by default 64 MiB per request,
+    /// ``defaultRetries`` retries in a row, no checksums, 60 s without progress for a stalled
+    /// request, five times that (300 s) for an answer once a request is sent, and the user's store.
+    ///
+    /// On watchOS FormPost has no default client (apps have URLSession only, Apple TN3135):
+    /// pass FormPostURLSession's `FormPostClient()`, on `URLSessionTransport.shared`.
+    public init(client: FormPostClient, chunkSize: Int64 = 64 << 20, retry: RetryPolicy = RetryPolicy(maxRetries: defaultRetries),
+                stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions(), checksums: Bool = false,
+                stallTimeout: Duration = .seconds(60), answerTimeout: Duration? = nil) {
+        self.init(sendingThrough: client, chunkSize: chunkSize, retry: retry, stateStore: stateStore, options: options, checksums: checksums,
+                  stallTimeout: stallTimeout, answerTimeout: answerTimeout)
+    }
+    #else
     /// An uploader; by default 64 MiB per request, ``defaultRetries`` retries in a row, no
     /// checksums, 60 s without progress for a stalled request, five times that (300 s) for an
     /// answer once a request is sent, and the user's store.
     public init(client: FormPostClient = FormPostClient(), chunkSize: Int64 = 64 << 20, retry: RetryPolicy = RetryPolicy(maxRetries: defaultRetries),
                 stateStore: ResumeStateStore? = .standard, options: UploadOptions = UploadOptions(), checksums: Bool = false,
                 stallTimeout: Duration = .seconds(60), answerTimeout: Duration? = nil) {
+        self.init(sendingThrough: client, chunkSize: chunkSize, retry: retry, stateStore: stateStore, options: options, checksums: checksums,
+                  stallTimeout: stallTimeout, answerTimeout: answerTimeout)
+    }
+    #endif
+
+    private init(sendingThrough client: FormPostClient, chunkSize: Int64, retry: RetryPolicy, stateStore: ResumeStateStore?,
+                 options: UploadOptions, checksums: Bool, stallTimeout: Duration, answerTimeout: Duration?) {
         self.client = client
         var options = options
         options.retry = .none
