@@ -1,0 +1,16 @@
+/// The credentials requests to S3-compatible object storage are signed with: an access key,
+/// its secret, and the session token of temporary credentials.
+package struct S3Credentials: Sendable, Equatable {
+    /// `AWS_ACCESS_KEY_ID`.
+    package var accessKeyID: String
+    /// `AWS_SECRET_ACCESS_KEY`.
+    package var secretAccessKey: String
+    /// `AWS_SESSION_TOKEN`: sent as `x-amz-security-token` (and signed) when present.
+    package var sessionToken: String?
+
+    package init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+    }
+}
