@@ -48,6 +48,40 @@ struct UploadBenchmarks {
         }
     }
 
+    /// `formpost-bench caller-client`: the plaintext upload through an `HTTPClient` the
+    /// application made with AsyncHTTPClient's defaults (`upload-caller-client`) against the
+    /// same through FormPost's own client (file parts by `sendfile`), alternating. FormPost
+    /// cannot know where a caller's client sends a body after a redirect (it follows them
+    /// itself, to https too), so file parts go there as recycled buffers, never by `sendfile`.
+    func runCallerClient() async throws {
+        try await withFileFormAndSink(size: size, directory: directory) { _, form, port in
+            let callerClient = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+            do {
+                try await compare(form: form, url: URL(string: "http://127.0.0.1:\(port)/upload")!, callerClient: callerClient)
+            } catch {
+                try? await callerClient.shutdown()
+                throw error
+            }
+            try await callerClient.shutdown()
+        }
+    }
+
+    private func compare(form: MultipartForm, url: URL, callerClient: HTTPClient) async throws {
+        let own = FormPostClient(transport: AsyncHTTPClientTransport.shared)
+        let caller = FormPostClient(transport: AsyncHTTPClientTransport(client: callerClient))
+        let expected = form.contentLength ?? 0
+        func upload(_ client: FormPostClient) async throws {
+            let response = try await client.upload(form, to: url, strategy: .streaming)
+            guard response.status == 200, response.text == "\(expected)" else {
+                throw BenchmarkFailure("upload-caller-client: the sink received \(response.text) of \(expected) bytes (status \(response.status))")
+            }
+        }
+        Measurement.resetPeakRSS()
+        let times = try await Measurement.alternate(runs: runs, ours: { try await upload(caller) }, theirs: { try await upload(own) })
+        BenchmarkResult(workload: "upload-caller-client", bytes: expected, ours: times.ours, reference: "FormPost's own client (sendfile)",
+                        theirs: times.theirs, peakRSS: Measurement.peakRSS()).printLine()
+    }
+
     /// `formpost-bench concurrent`: only `upload-https-h2-16`, in a process that ran nothing
     /// before, so that its peak RSS is what a program doing just that would reach.
     func runConcurrent() async throws {

@@ -6,7 +6,9 @@ import Foundation
 /// (against curl -F; it starts `formpost-bench sink PORT` as a separate process),
 /// resumable (tus against a plain upload to the same receiver, and the cost of a resume),
 /// small (1,000 small forms through one client against raw AsyncHTTPClient), concurrent
-/// (16 uploads at once over HTTP/2 against curl --parallel, in a process of its own).
+/// (16 uploads at once over HTTP/2 against curl --parallel, in a process of its own),
+/// caller-client (the plaintext upload through FormPost's own client and through an
+/// HTTPClient made with AsyncHTTPClient's defaults, each against curl -F).
 /// Prints one JSON line per workload: medians of --runs timed runs after a warm-up,
 /// our runs alternating with the reference's.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -34,12 +36,13 @@ do {
     #if os(macOS) || os(Linux)
     case "upload": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "concurrent": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).runConcurrent() }
+    case "caller-client": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).runCallerClient() }
     case "small": try await withScratchDirectory { try await SmallUploadBenchmarks(runs: runs, directory: $0).run() }
     #endif
     case "resumable": try await withScratchDirectory { try await ResumableBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "sink": ByteSink.run(port: UInt16(arguments.dropFirst().first ?? "") ?? 8099)
     default:
-        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|resumable|small [--size-mib N] [--runs N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small [--size-mib N] [--runs N]\n".utf8))
         exit(2)
     }
 } catch {
