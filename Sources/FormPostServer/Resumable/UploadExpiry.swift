@@ -16,16 +16,20 @@ import Synchronization
 /// empty or fed a byte now and then do not hold their place (``UploadAdmission``) for a
 /// day. Requests on an expired upload find it gone at once; the others are removed by a
 /// sweep of the receiver's ``UploadCensus``, one at a time, in the background
-/// (``startSweeping(_:locks:digests:logger:threadPool:)``) and at start. A sweep reads no
+/// (``startSweeping(_:locks:digests:logger:threadPool:completeFull:)``) and at start. A sweep reads no
 /// state: it looks at the files of each incomplete upload (a few `stat`s), nothing of a
 /// complete one until its census says it expired.
 final class UploadExpiry: Sendable {
     let lifetime: Duration
     let idle: Duration
+    /// The parses of forms in progress kept in memory (the IETF draft's receiver), which a
+    /// removed upload leaves.
+    let progresses: FormProgresses?
 
-    init(lifetime: Duration, idle: Duration) {
+    init(lifetime: Duration, idle: Duration, progresses: FormProgresses? = nil) {
         self.lifetime = lifetime
         self.idle = idle
+        self.progresses = progresses
     }
 
     private static func seconds(_ duration: Duration) -> Double {
@@ -93,7 +97,11 @@ final class UploadExpiry: Sendable {
     /// this expiry is gone (no receiver holds it). First it reports the states the store
     /// found unreadable at start (``UploadStore/unreadableStates``): their uploads answer
     /// 404 and are never swept, their files kept for repair.
-    func startSweeping(_ store: UploadStore, locks: UploadLocks, digests: RunningDigests, logger: Logger, threadPool: NIOThreadPool) {
+    /// Each sweep first runs `completeFull` with this expiry: the receiver's retry of
+    /// completions that failed for uploads whose every byte is there (it must not hold
+    /// this expiry, or the task would never end).
+    func startSweeping(_ store: UploadStore, locks: UploadLocks, digests: RunningDigests, logger: Logger, threadPool: NIOThreadPool,
+                       completeFull: (@Sendable (UploadExpiry) -> Void)? = nil) {
         for path in store.unreadableStates {
             logger.error("the state of a resumable upload cannot be read: \(path) (torn, or not this receiver's); its files are kept for repair, and requests on it answer 404 until it is repaired or removed")
         }
@@ -102,7 +110,10 @@ final class UploadExpiry: Sendable {
             while true {
                 try? await Task.sleep(for: interval)
                 guard let expiry = self else { return }
-                try? await threadPool.runIfActive { expiry.sweep(store, locks: locks, digests: digests, logger: logger) }
+                try? await threadPool.runIfActive {
+                    completeFull?(expiry)
+                    expiry.sweep(store, locks: locks, digests: digests, logger: logger)
+                }
             }
         }
     }
@@ -144,19 +155,21 @@ final class UploadExpiry: Sendable {
             store.census.record(id, look, active: active, at: Date().timeIntervalSince1970)
             return
         }
-        Self.remove(id, from: store, locks: locks, digests: digests, held: true)
+        Self.remove(id, from: store, locks: locks, digests: digests, progresses: progresses, held: true)
         logger.notice("removed upload \(id), \(reason)")
     }
 
-    /// Removes the upload `id` — its state, data and running digest — unless another
-    /// request holds it (then a later sweep will); whether it did. `held`: the caller holds
-    /// it. It blocks on the file system.
+    /// Removes the upload `id` — its state, data, running digest and kept form parse (of
+    /// `progresses`) — unless another request holds it (then a later sweep will); whether
+    /// it did. `held`: the caller holds it. It blocks on the file system.
     @discardableResult
-    static func remove(_ id: String, from store: UploadStore, locks: UploadLocks, digests: RunningDigests, held: Bool = false) -> Bool {
+    static func remove(_ id: String, from store: UploadStore, locks: UploadLocks, digests: RunningDigests, progresses: FormProgresses? = nil,
+                       held: Bool = false) -> Bool {
         let token = held ? nil : locks.acquire(id)
         guard held || token != nil else { return false }
         store.remove(id)
         digests.remove(id)
+        progresses?.remove(id)
         if let token { locks.release(id, token: token) }
         return true
     }

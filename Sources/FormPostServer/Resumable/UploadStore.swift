@@ -311,13 +311,16 @@ struct UploadStore: Sendable {
     }
 
     /// What the files of `id` say of it now: its data's size while it is in progress
-    /// (for a form, that of the file holding its first bytes, or of its raw bytes while
-    /// they are split: ``FormSegments``), complete when only its state is left, or gone. A
-    /// few `stat`s; no state is read.
+    /// (for a form, that of the file holding its first bytes — or, while its bytes are
+    /// split again, of its raw bytes, which hold all it received: ``FormSegments``), complete
+    /// when only its state is left, or gone. A few `stat`s; no state is read.
     func look(_ id: String) -> UploadCensus.Look {
-        if let size = dataSize(id) { return .inProgress(bytes: size) }
         var status = stat()
-        if stat(FormSegments(store: self, id: id).rawPath, &status) == 0 { return .inProgress(bytes: Int64(status.st_size)) }
+        if stat(FormSegments(store: self, id: id).rawPath, &status) == 0 {
+            // The split began by cutting `ID.data` back: the raw bytes are what was received.
+            return .inProgress(bytes: max(Int64(status.st_size), dataSize(id) ?? 0))
+        }
+        if let size = dataSize(id) { return .inProgress(bytes: size) }
         return access(infoPath(id), F_OK) == 0 ? .complete : .gone
     }
 

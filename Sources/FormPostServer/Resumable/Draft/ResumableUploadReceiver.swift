@@ -45,7 +45,8 @@ import ResumableHTTP
 /// upload answered, or at its full offset with its completion recorded, which completing
 /// it again finishes under the recorded name (one stored file, the same receipt). A form:
 /// its answer is saved with its files' stored names before any of them moves; the next
-/// request moves what is left.
+/// request moves what is left. A completion that failed is also taken up again at start
+/// and by each sweep, until it succeeds.
 ///
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
 /// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
@@ -65,18 +66,26 @@ public struct ResumableUploadReceiver: Sendable {
     let digests = RunningDigests()
     /// The parses of forms in progress, kept between their appends.
     let formProgresses = FormProgresses()
+    let retries = CompletionRetries()
     let logger: Logger
     private let lifetime: UploadExpiry
     private let admission: UploadAdmission
     private let threadPool: NIOThreadPool
 
-    /// What happens between the steps of storing a representation that is not a form: nil,
-    /// but in tests (and `formpost serve --kill-at-completion-step`).
     /// The receiver's resumable forms, stored as ``store`` says.
     private var forms: ResumableForms {
         ResumableForms(store: store, configuration: receiver.configuration, threadPool: threadPool, progresses: formProgresses)
     }
 
+    /// The most parses of forms in progress kept in memory between their appends (64
+    /// unless set); one not kept is made again from what is stored.
+    package var formProgressCapacity: Int {
+        get { formProgresses.capacity }
+        nonmutating set { formProgresses.capacity = newValue }
+    }
+
+    /// What happens between the steps of storing a representation that is not a form: nil,
+    /// but in tests (and `formpost serve --kill-at-completion-step`).
     package var completionFault: CompletionFault? {
         get { store.completionFault }
         set { store.completionFault = newValue }
@@ -101,11 +110,15 @@ public struct ResumableUploadReceiver: Sendable {
         self.store = try UploadStore(directory: receiver.configuration.directory, stateRoot: receiver.configuration.stateDirectory,
                                      name: "resumable", fileMode: receiver.configuration.storedFileMode)
         self.logger = logger
-        self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry)
+        self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses)
         self.admission = UploadAdmission(configuration: receiver.configuration)
         self.threadPool = .singleton
         removeExpired()
-        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool)
+        findUnfinishedCompletions()
+        Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger)
+        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { [store, locks, retries, logger] expiry in
+            Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger)
+        }
     }
 
     /// Whether `request` is this receiver's: on an upload resource, an `OPTIONS`, or a
@@ -155,7 +168,7 @@ public struct ResumableUploadReceiver: Sendable {
         case .patch: return try await append(request, id: String(id), channel: channel, version: version)
         case .delete: return try await cancel(String(id), channel: channel)
         case .options:
-            let (info, _) = try await current(String(id))
+            let info = try await described(String(id))
             return Response(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
                                                           .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)])
         default:
@@ -204,7 +217,7 @@ public struct ResumableUploadReceiver: Sendable {
                 .uploadDraftInteropVersion: String(version),
             ], on: channel)
         }
-        let outcome = try await write(request.body, to: id, info: info, at: 0, version: version)
+        let (outcome, received) = try await write(request.body, to: id, info: info, at: 0, version: version)
         if outcome.cut {
             logger.notice("\(request.method) \(request.uri.path) cut at \(outcome.offset) bytes; upload \(id) kept")
             throw DraftFailure(.badRequest, "the request was cut short; its upload goes on at \(location)", complete: false)
@@ -212,7 +225,7 @@ public struct ResumableUploadReceiver: Sendable {
         if completes {
             length = length ?? outcome.offset
             info.length = length
-            return try await finish(id, info: info, offset: outcome.offset, version: version, location: location)
+            return try await finish(id, info: info, offset: outcome.offset, received: received, version: version, location: location)
         }
         var headers: HTTPFields = [.location: location, .uploadOffset: String(outcome.offset),
                                    .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version)]
@@ -225,7 +238,7 @@ public struct ResumableUploadReceiver: Sendable {
     private func state(_ id: String, channel: (any Channel)?, version: Int?, head: Bool) async throws -> Response {
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
-        let (info, offset) = try await current(id, held: true)
+        let (info, offset) = try await current(id)
         if !head, let answer = info.answer { return replay(answer, version: version) }
         var headers: HTTPFields = [.uploadOffset: String(offset), .cacheControl: "no-store",
                                    .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
@@ -253,7 +266,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
-        var (info, offset) = try await current(id, held: true)
+        var (info, offset) = try await current(id)
         guard claimed == offset else {
             var response = UploadReceiver.json(UploadProblem.mismatchingOffset(expected: offset, provided: claimed), status: .conflict)
             response.headers[.contentType] = "application/problem+json"
@@ -276,7 +289,7 @@ public struct ResumableUploadReceiver: Sendable {
             let (store, saved) = (self.store, info)
             try await threadPool.runIfActive { try store.save(saved, id: id) }
         }
-        let outcome = try await write(request.body, to: id, info: info, at: offset, version: version)
+        let (outcome, received) = try await write(request.body, to: id, info: info, at: offset, version: version)
         if outcome.cut {
             logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes")
             throw DraftFailure(.badRequest, "the request was cut short", complete: false)
@@ -284,7 +297,7 @@ public struct ResumableUploadReceiver: Sendable {
         let location = basePath + "/" + id
         if completes {
             info.length = info.length ?? outcome.offset
-            return try await finish(id, info: info, offset: outcome.offset, version: version, location: location)
+            return try await finish(id, info: info, offset: outcome.offset, received: received, version: version, location: location)
         }
         var headers: HTTPFields = [.uploadOffset: String(outcome.offset),
                                    .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
@@ -297,7 +310,7 @@ public struct ResumableUploadReceiver: Sendable {
     private func cancel(_ id: String, channel: (any Channel)?) async throws -> Response {
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
-        _ = try await current(id, held: true)
+        _ = try await current(id)
         let store = self.store
         try await threadPool.runIfActive { store.remove(id) }
         digests.remove(id)
@@ -308,12 +321,15 @@ public struct ResumableUploadReceiver: Sendable {
     // MARK: - Content
 
     /// Appends `body` to upload `id` at `offset`, not past its length (or the limit); the
-    /// running SHA-256 of a representation that is not a form is kept.
+    /// running SHA-256 of a representation that is not a form is kept. Returns how the
+    /// append ended and how many of the upload's bytes have arrived: its offset, or for a
+    /// form more, by the bytes its parse holds back.
     ///
     /// - Throws: ``DraftFailure`` 413 when the body goes past the length: the upload is then
     ///   removed (its offset may not exceed its length). The failure of a write (507 for a
     ///   full disk): the upload then ends where the bytes written in order do.
-    private func write(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64, version: Int?) async throws -> BodyAppender.Outcome {
+    private func write(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64,
+                       version: Int?) async throws -> (outcome: BodyAppender.Outcome, received: Int64) {
         let store = self.store
         let limit = info.length ?? limits(contentType: info.contentType, info: info).maxSize ?? Int64.max
         if info.isForm { return try await writeForm(body, to: id, info: info, at: offset, limit: limit, version: version) }
@@ -333,7 +349,7 @@ public struct ResumableUploadReceiver: Sendable {
             throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(limit) bytes: the upload is removed")
         }
         if let digest { digests.put(id, digest, offset: outcome.offset) }
-        return outcome
+        return (outcome, outcome.offset)
     }
 
     /// Appends `body` to the form `id` at `offset`, parsed as it arrives (``ResumableForms``).
@@ -342,7 +358,7 @@ public struct ResumableUploadReceiver: Sendable {
     ///   past a limit; 413 when the body goes past the length (the upload is then removed);
     ///   the failure of a write (the upload then ends where its bytes on disk do).
     private func writeForm(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64, limit: Int64,
-                           version: Int?) async throws -> BodyAppender.Outcome {
+                           version: Int?) async throws -> (outcome: BodyAppender.Outcome, received: Int64) {
         let outcome = try await forms.append(body, to: id, info: info, at: offset, limit: limit)
         if let failure = outcome.failure { throw failure }
         if let fault = outcome.formFault {
@@ -356,18 +372,35 @@ public struct ResumableUploadReceiver: Sendable {
             forms.progresses.remove(id)
             throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(limit) bytes: the upload is removed")
         }
-        return BodyAppender.Outcome(offset: outcome.offset, cut: outcome.cut, overflowed: false)
+        return (BodyAppender.Outcome(offset: outcome.offset, cut: outcome.cut, overflowed: false), outcome.received)
     }
 
-    /// Answers the whole representation of upload `id`, now complete at `offset` bytes:
-    /// a form's files are moved into the directory, anything else stored as one file. The
-    /// answer is kept, to be given again.
-    private func finish(_ id: String, info: DraftUploadInfo, offset: Int64, version: Int?, location: String) async throws -> Response {
+    /// Answers the whole representation of upload `id`, now complete at `offset` bytes
+    /// (`received` of them arrived: for a form, more than its offset when its parse holds
+    /// its last bytes back): a form's files are moved into the directory, anything else
+    /// stored as one file. The answer is kept, to be given again. A form whose every byte
+    /// arrived but whose parse still holds some back ends before its closing delimiter:
+    /// it is answered 400, for good.
+    private func finish(_ id: String, info: DraftUploadInfo, offset: Int64, received: Int64, version: Int?,
+                        location: String) async throws -> Response {
         guard offset == info.length else {
+            if info.isForm, received == info.length, let refused = try await forms.refuseUnfinished(id, info: info, at: offset)?.answer {
+                logger.notice("upload \(id): the form ends before its closing delimiter")
+                var response = replay(refused, version: version)
+                response.headers[.location] = location
+                throw DraftFailure(response: response, complete: nil)
+            }
             throw DraftFailure(response: Self.problem(.inconsistentLength("the upload was completed at \(offset) bytes, not at its length of \(info.length ?? 0)")), complete: false)
         }
         guard info.isForm else { return try await storeFile(id, info: info, offset: offset, version: version, location: location) }
-        let answer = try await forms.complete(id, info: info).answer!
+        let answer: StoredAnswer
+        do {
+            answer = try await forms.complete(id, info: info).answer!
+        } catch {
+            retries.add(id)
+            throw error
+        }
+        retries.remove(id)
         digests.remove(id)
         logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
         var response = replay(answer, version: version)
@@ -378,27 +411,84 @@ public struct ResumableUploadReceiver: Sendable {
     /// Stores the representation of upload `id`, complete at `offset` bytes, as one file —
     /// under the name and SHA-256 an earlier attempt recorded, or new ones — saves its
     /// receipt as the upload's answer and removes its data, in steps a crash cannot tear
-    /// (``UploadStore/complete(_:as:pending:done:)``); answers that receipt.
+    /// (``UploadStore/complete(_:as:pending:done:)``); answers that receipt. When that fails,
+    /// the completion is tried again (``CompletionRetries``) until it succeeds.
     private func storeFile(_ id: String, info: DraftUploadInfo, offset: Int64, version: Int?, location: String) async throws -> Response {
         let sha256 = digests.take(id, at: offset).map { Hexadecimal.string($0.finalize()) }
         let store = self.store
-        let answer = try await threadPool.runIfActive {
-            let completion = try info.completing ?? store.plannedCompletion(id, sha256: sha256)
-            let filename = info.contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
-            let receipt = Receipt(fields: [], files: [Receipt.File(name: "file", filename: filename, contentType: info.contentType,
-                                                                   size: offset, sha256: completion.sha256, storedAs: completion.storedAs)])
-            let answer = StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
-            var pending = info, done = info
-            pending.completing = completion
-            done.completing = nil
-            done.answer = answer
-            try store.complete(id, as: completion, pending: pending, done: done)
-            return answer
+        let answer: StoredAnswer
+        do {
+            answer = try await threadPool.runIfActive { try Self.storeFile(id, info: info, offset: offset, sha256: sha256, in: store) }
+        } catch {
+            retries.add(id)
+            throw error
         }
+        retries.remove(id)
         logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
         var response = replay(answer, version: version)
         response.headers[.location] = location
         return response
+    }
+
+    /// Stores the representation of upload `id`, complete at `offset` bytes, as
+    /// ``storeFile(_:info:offset:version:location:)`` says (its SHA-256 `sha256`, or read from
+    /// its data when nil); returns its answer. It blocks on the file system.
+    private static func storeFile(_ id: String, info: DraftUploadInfo, offset: Int64, sha256: String?, in store: UploadStore) throws -> StoredAnswer {
+        let completion = try info.completing ?? store.plannedCompletion(id, sha256: sha256)
+        let filename = info.contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
+        let receipt = Receipt(fields: [], files: [Receipt.File(name: "file", filename: filename, contentType: info.contentType,
+                                                               size: offset, sha256: completion.sha256, storedAs: completion.storedAs)])
+        let answer = StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
+        var pending = info, done = info
+        pending.completing = completion
+        done.completing = nil
+        done.answer = answer
+        try store.complete(id, as: completion, pending: pending, done: done)
+        return answer
+    }
+
+    // MARK: - Completions taken up again
+
+    /// Notes for a completion (``CompletionRetries``) the uploads whose completion began
+    /// and did not end: a form answered whose files are not all moved, a representation
+    /// whose completion is recorded. It reads the state of each upload in progress: at start.
+    private func findUnfinishedCompletions() {
+        for (id, entry) in store.census.all where !entry.complete && !entry.creating {
+            guard let info = store.load(id, as: DraftUploadInfo.self) else { continue }
+            if info.storingParts != nil || (info.answer == nil && info.completing != nil) { retries.add(id) }
+        }
+    }
+
+    /// Tries again the completions of `retries` that no request holds now (one that does
+    /// completes it itself). It blocks on the file system: at start, and in each sweep.
+    private static func completeFull(_ retries: CompletionRetries, in store: UploadStore, locks: UploadLocks, lifetime: UploadExpiry, logger: Logger) {
+        for id in retries.all {
+            guard let token = locks.acquire(id) else { continue }
+            defer { locks.release(id, token: token) }
+            do {
+                if try completeAgain(id, in: store, lifetime: lifetime) {
+                    logger.info("upload \(id) complete, its completion taken up again")
+                }
+                retries.remove(id)
+            } catch {
+                logger.error("upload \(id): completing it again failed, to be tried again: \(error)")
+            }
+        }
+    }
+
+    /// Finishes the completion of upload `id` if one began and did not end (and it has not
+    /// expired): a form's files moved, a representation stored; whether there was one to
+    /// finish. It blocks on the file system; call it under the upload's lock.
+    private static func completeAgain(_ id: String, in store: UploadStore, lifetime: UploadExpiry) throws -> Bool {
+        guard let info = store.load(id, as: DraftUploadInfo.self), !lifetime.hasExpired(id, created: info.created, in: store) else { return false }
+        if info.answer != nil {
+            guard info.storingParts != nil else { return false }
+            _ = try ResumableForms.settle(id, info: info, in: store)
+            return true
+        }
+        guard !info.isForm, info.completing != nil, let length = info.length, store.dataSize(id) == length else { return false }
+        _ = try storeFile(id, info: info, offset: length, sha256: nil, in: store)
+        return true
     }
 
     /// A kept answer, as a response with `Upload-Complete: ?1`.
@@ -432,23 +522,47 @@ public struct ResumableUploadReceiver: Sendable {
         return values.first
     }
 
-    /// The upload `id` and its offset (its length once complete).
+    /// The upload `id` and its offset (its length once complete), read under its lock,
+    /// which the caller holds: what a completion that stopped left undone is done.
     ///
     /// - Throws: ``DraftFailure`` 404 for an unknown upload, 410 for an expired one (which is
-    ///   removed, now if no other request holds it — `held`: the caller does — else by a later sweep).
-    private func current(_ id: String, held: Bool = false) async throws -> (DraftUploadInfo, Int64) {
-        let (store, lifetime, locks, digests) = (self.store, self.lifetime, self.locks, self.digests)
+    ///   removed).
+    private func current(_ id: String) async throws -> (DraftUploadInfo, Int64) {
+        let (store, lifetime, locks, digests, progresses, retries) = (self.store, self.lifetime, self.locks, self.digests, self.formProgresses, self.retries)
         return try await threadPool.runIfActive {
             guard let loaded = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
             if lifetime.hasExpired(id, created: loaded.created, in: store) {
-                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
+                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, progresses: progresses, held: true)
                 throw DraftFailure(.gone, "the upload expired")
             }
             // What a completion that stopped left undone is done: a form's files moved, the data removed.
-            let info = try ResumableForms.settle(id, info: loaded, in: store)
+            let info: DraftUploadInfo
+            do {
+                info = try ResumableForms.settle(id, info: loaded, in: store)
+            } catch {
+                retries.add(id)
+                throw error
+            }
             if info.answer != nil { store.removeData(id) }
             guard info.answer == nil else { return (info, info.length ?? 0) }
             return (info, info.isForm ? ResumableForms.offset(of: id, in: store) : store.offset(id))
+        }
+    }
+
+    /// The upload `id` as its state says, read without its lock: nothing of it is moved or
+    /// made (a request holding it may be completing it).
+    ///
+    /// - Throws: ``DraftFailure`` 404 for an unknown upload, 410 for an expired one (which is
+    ///   removed, now if no other request holds it, else by a later sweep).
+    private func described(_ id: String) async throws -> DraftUploadInfo {
+        let (store, lifetime, locks, digests, progresses) = (self.store, self.lifetime, self.locks, self.digests, self.formProgresses)
+        return try await threadPool.runIfActive {
+            guard let info = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
+            if lifetime.hasExpired(id, created: info.created, in: store) {
+                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, progresses: progresses, held: false)
+                throw DraftFailure(.gone, "the upload expired")
+            }
+            return info
         }
     }
 

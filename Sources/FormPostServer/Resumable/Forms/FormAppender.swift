@@ -18,6 +18,9 @@ struct FormAppender {
     struct Outcome {
         /// The upload's offset after it: the form's bytes on disk, in order.
         var offset: Int64
+        /// How many of the form's bytes have arrived: the offset, and the bytes the parse
+        /// holds back (which a later append sends again).
+        var received: Int64 = 0
         /// Whether the request was cut (its client went away) before its end.
         var cut = false
         /// Whether the body went past the limit (nothing past it was taken).
@@ -80,6 +83,7 @@ struct FormAppender {
         await run.finish(&progress)
         outcome.failure = run.failure
         outcome.offset = progress.durable
+        outcome.received = max(position, progress.durable)
         return outcome
     }
 

@@ -13,6 +13,8 @@ struct FormReceiptBuilder {
         var filename: String
         var contentType: String?
         var size: Int64
+        /// Its SHA-256 in hexadecimal; empty when it was not taken as the content arrived
+        /// (``resumeFile(size:)``): it is read from the part's file.
         var sha256: String
     }
 
@@ -72,6 +74,29 @@ struct FormReceiptBuilder {
 
     mutating func putHasher(_ hasher: SHA256Hasher?) {
         self.hasher = hasher
+    }
+
+    /// Gives the file part `index`, which ended, the size and SHA-256 of its content: a
+    /// parse made again from a form's `ID.data` alone saw none of it.
+    mutating func restoreFile(_ index: Int, size: Int64, sha256: String) {
+        guard files.indices.contains(index) else { return }
+        files[index].size = size
+        files[index].sha256 = sha256
+    }
+
+    /// Gives the current file part the `size` of its content so far, which a parse made
+    /// again from a form's `ID.data` alone did not see: its SHA-256 is no longer taken as
+    /// the rest arrives, but read from its file once it is needed.
+    mutating func resumeFile(size: Int64) {
+        guard currentFilePart != nil else { return }
+        fileSize = size
+        hasher = nil
+    }
+
+    /// Gives file part `index` its SHA-256, read from its file.
+    mutating func setDigest(_ index: Int, sha256: String) {
+        guard files.indices.contains(index) else { return }
+        files[index].sha256 = sha256
     }
 
     /// Ends the current part.

@@ -5,6 +5,8 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FormPostDigests
+import Multipart
 import NIOCore
 
 /// How a resumable form lies on disk while it arrives, so that each file part's content is
@@ -16,6 +18,9 @@ import NIOCore
 /// their sizes. A splice is written before its file part's file, after the bytes of
 /// `ID.data` before it: whatever moment a server stops at, the files hold the form's first
 /// bytes, in order. Completed, the parts' files are moved into the receiver's directory.
+/// `ID.digests` holds the SHA-256 of the form's first file parts that ended (32 bytes each,
+/// in order), noted when a parse is made again, so that the next one needs to read only
+/// `ID.data`, not the parts' content.
 struct FormSegments {
     let store: UploadStore
     let id: String
@@ -25,6 +30,8 @@ struct FormSegments {
     func partPath(_ index: Int) -> String { store.stateDirectory + "/" + id + ".part-" + String(index) }
     /// The form's bytes as received in one file, while they are split into this layout.
     var rawPath: String { store.stateDirectory + "/" + id + ".raw" }
+    /// The SHA-256 of the first file parts that ended, in order.
+    var digestsPath: String { store.stateDirectory + "/" + id + ".digests" }
 
     /// Readies the form's files for this layout, unless they are in it (the splices file is
     /// there and no raw file): its bytes so far, in one file (`ID.data` as it was written
@@ -40,6 +47,7 @@ struct FormSegments {
         }
         let count = splices().count
         for index in 0...count { unlink(partPath(index)) }
+        unlink(digestsPath)
         for path in [skeletonPath, splicesPath, rawPath] {
             let descriptor = open(path, O_WRONLY | O_CREAT | (path == rawPath ? 0 : O_TRUNC) | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot split an upload", errno: errno) }
@@ -75,10 +83,15 @@ struct FormSegments {
         (Self.size(of: skeletonPath), (0..<parts).map { Self.size(of: partPath($0)) })
     }
 
-    /// The upload's offset: the form's bytes on disk. It blocks on the file system.
+    /// The upload's offset: the form's bytes on disk — while they are split again (a split
+    /// that stopped midway: the raw file is there), all of the raw file's, which the split
+    /// layout holds only the first of. It blocks on the file system.
     func offset() -> Int64 {
         let (skeleton, parts) = sizes(parts: splices().count)
-        return parts.reduce(skeleton, +)
+        let split = parts.reduce(skeleton, +)
+        var status = stat()
+        guard stat(rawPath, &status) == 0 else { return split }
+        return max(Int64(status.st_size), split)
     }
 
     /// The form's bytes on disk, in order, as extents of `ID.data` and the parts' files:
@@ -125,21 +138,29 @@ struct FormSegments {
     }
 
     /// Moves the file of part `index` into the receiver's directory as `storedAs`, with
-    /// the receiver's mode; done already (a server stopped after it) when it is there and
-    /// the part's file is not. It blocks on the file system.
+    /// the receiver's mode: linked there, then removed. Nothing already stored under that
+    /// name is ever replaced — it is a moving done before (a server stopped after it) — and
+    /// an empty file part whose file was never made is made there, never here: a file made
+    /// here while another request moves the part could not be told from the part. It
+    /// blocks on the file system; call it under the upload's lock.
     func storePart(_ index: Int, as storedAs: String) throws {
         let source = partPath(index)
         let target = store.directory + "/" + storedAs
-        if access(source, F_OK) != 0, access(target, F_OK) == 0 { return }
-        if access(source, F_OK) != 0 {
-            // An empty file part whose file was never made.
-            let descriptor = open(source, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard access(source, F_OK) == 0 else {
+            // Moved already, or an empty file part whose file was never made.
+            let descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if descriptor < 0, errno == EEXIST { return }
             guard descriptor >= 0 else { throw ReceiverFailure.storing("storing an upload failed", errno: errno) }
-            close(descriptor)
+            defer { close(descriptor) }
+            guard fchmod(descriptor, mode_t(store.fileMode)) == 0 else { throw ReceiverFailure.storing("storing an upload failed", errno: errno) }
+            return
         }
-        guard chmod(source, mode_t(store.fileMode)) == 0, rename(source, target) == 0 else {
+        guard chmod(source, mode_t(store.fileMode)) == 0 else { throw ReceiverFailure.storing("storing an upload failed", errno: errno) }
+        if link(source, target) != 0, errno != EEXIST {
             throw ReceiverFailure.storing("storing an upload failed", errno: errno)
         }
+        // Linked now, or stored before under this name: the part's file goes either way.
+        unlink(source)
     }
 
     /// Removes every file of the form in progress: `ID.data`, the parts' files and the
@@ -150,6 +171,78 @@ struct FormSegments {
         unlink(splicesPath)
         unlink(skeletonPath)
         unlink(rawPath)
+        unlink(digestsPath)
+    }
+
+    /// The SHA-256 noted of the form's first file parts that ended, in order, in
+    /// hexadecimal (a torn last entry is none). It blocks on the file system.
+    func digests() -> [String] {
+        let bytes = Self.contents(of: digestsPath)
+        return stride(from: 0, to: bytes.count / 32 * 32, by: 32).map { Hexadecimal.string(Array(bytes[$0..<($0 + 32)])) }
+    }
+
+    /// Notes `digests` (in hexadecimal) as those of the file parts after the `noted` ones
+    /// already noted; a failure only means that they are not noted. It blocks on the file system.
+    func noteDigests(_ digests: [String], after noted: Int) {
+        guard !digests.isEmpty else { return }
+        let bytes = digests.flatMap(Self.bytes(hexadecimal:))
+        guard bytes.count == digests.count * 32 else { return }
+        // What a torn entry left past the whole ones noted goes first.
+        guard truncate(digestsPath, off_t(noted * 32)) == 0 || (noted == 0 && errno == ENOENT) else { return }
+        let descriptor = open(digestsPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let (_, failure) = bytes.withUnsafeBytes { DescriptorWrites.write($0, to: descriptor, what: "noting a form's digests failed") }
+        if failure != nil { _ = truncate(digestsPath, off_t(noted * 32)) }
+    }
+
+    /// The SHA-256 of the content of file part `index` (its file; empty when it has none),
+    /// in hexadecimal, and the bytes read. It blocks on the file system.
+    ///
+    /// - Throws: ``ReceiverFailure`` when the file cannot be read.
+    func digestOfPart(_ index: Int) throws -> (sha256: String, read: Int64) {
+        let descriptor = open(partPath(index), O_RDONLY | O_CLOEXEC)
+        var hasher = SHA256Hasher()
+        guard descriptor >= 0 else {
+            guard errno == ENOENT else { throw ReceiverFailure.storing("cannot read a part of an upload", errno: errno) }
+            return (Hexadecimal.string(hasher.finalize()), 0)
+        }
+        defer { close(descriptor) }
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        var total: Int64 = 0
+        while true {
+            let count = block.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw ReceiverFailure.storing("reading a part of an upload failed", errno: errno) }
+            if count == 0 { break }
+            total += Int64(count)
+            block.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        return (Hexadecimal.string(hasher.finalize()), total)
+    }
+
+    /// The bytes `text` (hexadecimal digits, two a byte) stands for; none for a digit that is not one.
+    private static func bytes(hexadecimal text: String) -> [UInt8] {
+        let digits = text.utf8.compactMap { digit -> UInt8? in
+            switch digit {
+            case 0x30...0x39: digit - 0x30
+            case 0x61...0x66: digit - 0x61 + 10
+            default: nil
+            }
+        }
+        guard digits.count == text.utf8.count, digits.count % 2 == 0 else { return [] }
+        return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
+    }
+
+    private static func contents(of path: String) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return [] }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_size > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, $0.count, 0) }
+        return count == bytes.count ? bytes : []
     }
 
     private static func size(of path: String) -> Int64 {

@@ -78,6 +78,17 @@ struct FormStreamSplitter {
         return pieces
     }
 
+    /// How many of the bytes fed are held back, not yet classified.
+    var heldCount: Int64 { Int64(held.readableBytes) }
+
+    /// Counts `count` bytes of the form, before those held back, as fed and classified
+    /// without feeding them: the content of file parts a parse made again from a form's
+    /// `ID.data` alone left out (the parser saw those parts as empty). No bytes may be held
+    /// back where they go.
+    mutating func skip(_ count: Int64) {
+        fed += count
+    }
+
     /// Declares the end of the form.
     ///
     /// - Throws: `MultipartError/malformedBody(reason:)` when the closing delimiter was not read.

@@ -13,6 +13,10 @@ struct FormUploadProgress {
     var skeletonSize: Int64 = 0
     /// How many file parts have their splice (and maybe their file) on disk.
     var splicesOnDisk = 0
+    /// While the form's raw bytes are split again (``FormSegments/beginSplitting()``): their
+    /// size. The raw file goes once the split layout holds as many bytes (the parse may
+    /// hold the last ones back until more arrive).
+    var rawSize: Int64?
 
     /// A new form's, parsed with `configuration`'s limits.
     ///

@@ -30,8 +30,12 @@ struct ResumableForms: Sendable {
         } catch where Self.isAboutTheForm(error) {
             return FormAppender.Outcome(offset: offset, formFault: error)
         }
-        let outcome = await FormAppender(segments: FormSegments(store: store, id: id), threadPool: threadPool)
+        let segments = FormSegments(store: store, id: id)
+        var outcome = await FormAppender(segments: segments, threadPool: threadPool)
             .append(body, startingAt: offset, to: &progress, limit: limit)
+        await endSplitting(segments, progress: &progress)
+        // While its raw file stays, the form's offset is all of it.
+        if let raw = progress.rawSize { outcome.offset = max(outcome.offset, raw) }
         if outcome.failure == nil, outcome.formFault == nil, !outcome.overflowed { progresses.put(id, progress) }
         return outcome
     }
@@ -53,6 +57,7 @@ struct ResumableForms: Sendable {
             return try await fault(error, id: id, info: info)
         }
         progresses.remove(id)
+        try await readMissingDigests(of: FormSegments(store: store, id: id), into: &progress)
         let names = (0..<progress.receipt.files.count).map { _ in UploadStore.randomName() }
         let receipt = progress.receipt.receipt(storedAs: names)
         var done = info
@@ -62,6 +67,24 @@ struct ResumableForms: Sendable {
         return try await threadPool.runIfActive {
             try store.save(pending, id: id)
             return try Self.settle(id, info: pending, in: store)
+        }
+    }
+
+    /// Refuses the form `id`, whose every byte arrived while its bytes on disk (`offset`)
+    /// fall short of its length — its parse holds its last bytes back: it ends before its
+    /// closing delimiter, which is saved as its answer, for good (``fault(_:id:info:)``);
+    /// returns the upload so answered, or nil when its parse finds nothing wrong.
+    ///
+    /// - Throws: A failure to read what is stored, or to save the answer.
+    func refuseUnfinished(_ id: String, info: DraftUploadInfo, at offset: Int64) async throws -> DraftUploadInfo? {
+        do {
+            var progress = try await self.progress(of: id, info: info, at: offset)
+            progresses.put(id, progress)
+            guard !progress.splitter.isComplete else { return nil }
+            try progress.splitter.finish()
+            return nil
+        } catch where Self.isAboutTheForm(error) {
+            return try await fault(error, id: id, info: info)
         }
     }
 
@@ -116,32 +139,119 @@ struct ResumableForms: Sendable {
     }
 
     /// The parse of the form `id` at `offset`: the one kept since the last append, or made
-    /// again by reading what is stored once (and, for a form stored whole, writing it split).
+    /// again — from `ID.data` alone and the noted digests of its file parts when it is split
+    /// (``parseAgain(_:info:layout:)``), else by reading what is stored once (and, for a
+    /// form stored whole, writing it split).
     private func progress(of id: String, info: DraftUploadInfo, at offset: Int64) async throws -> FormUploadProgress {
         if let kept = progresses.take(id, at: offset) { return kept }
-        var progress = try FormUploadProgress(contentType: info.contentType, configuration: configuration)
         let segments = FormSegments(store: store, id: id)
-        let (extents, splices, skeleton) = try await threadPool.runIfActive { () -> ([StoredBody.Extent], Int, Int64) in
-            if let raw = try segments.beginSplitting() { return ([StoredBody.Extent(path: segments.rawPath, offset: 0, length: raw)], -1, 0) }
+        let layout = try await threadPool.runIfActive { () -> Layout in
+            if let raw = try segments.beginSplitting() { return Layout(raw: raw) }
             let splices = segments.splices()
             let (skeleton, parts) = segments.sizes(parts: splices.count)
-            return (segments.extents(splices: splices, skeleton: skeleton, parts: parts), splices.count, skeleton)
+            return Layout(splices: splices, skeleton: skeleton, parts: parts, digests: segments.digests())
         }
-        let splitting = splices < 0
-        if !splitting {
+        if layout.raw == nil, let progress = try await parseAgain(segments, info: info, layout: layout) { return progress }
+        var progress = try FormUploadProgress(contentType: info.contentType, configuration: configuration)
+        let extents = layout.raw.map { [StoredBody.Extent(path: segments.rawPath, offset: 0, length: $0)] }
+            ?? segments.extents(splices: layout.splices, skeleton: layout.skeleton, parts: layout.parts)
+        let total = extents.reduce(0) { $0 + $1.length }
+        if layout.raw == nil {
             // Everything is on disk: it is parsed, not written again.
-            progress.durable = extents.reduce(0) { $0 + $1.length }
-            progress.skeletonSize = skeleton
-            progress.splicesOnDisk = splices
+            progress.durable = total
+            progress.skeletonSize = layout.skeleton
+            progress.splicesOnDisk = layout.splices.count
         }
+        let outcome = await FormAppender(segments: segments, threadPool: threadPool)
+            .append(StoredBody(extents: extents, threadPool: threadPool), startingAt: 0, to: &progress, limit: .max)
+        progresses.noteRebuild(bytesRead: total)
+        if let fault = outcome.formFault { throw fault }
+        if let failure = outcome.failure { throw failure }
+        guard !outcome.cut, progress.splitter.fed == total else {
+            throw ReceiverFailure.storage("reading the stored form of upload \(id) again failed")
+        }
+        if layout.raw != nil { progress.rawSize = total }
+        await endSplitting(segments, progress: &progress)
+        return progress
+    }
+
+    /// A form's files on disk, as a parse made again finds them.
+    private struct Layout: Sendable {
+        /// The size of its raw file, when its bytes are (to be) split again.
+        var raw: Int64?
+        var splices: [Int64] = []
+        var skeleton: Int64 = 0
+        var parts: [Int64] = []
+        /// The noted digests of its first file parts that ended.
+        var digests: [String] = []
+    }
+
+    /// The parse of a split form made again from its `ID.data` alone — its file parts seen
+    /// empty, then given their content's size and SHA-256 (noted, or for those not noted yet
+    /// read from their files once, and noted); the SHA-256 of the file part still arriving
+    /// is read from its file once it ends — so that making it again costs the form's bytes
+    /// besides its files' content, not all of them. Nil when the bytes the parse holds back
+    /// at the end of `ID.data` would lie before some file part's content (then all is read).
+    private func parseAgain(_ segments: FormSegments, info: DraftUploadInfo, layout: Layout) async throws -> FormUploadProgress? {
+        var progress = try FormUploadProgress(contentType: info.contentType, configuration: configuration)
+        let content = layout.parts.reduce(0, +)
+        // Everything is on disk: it is parsed, not written again.
+        progress.durable = layout.skeleton + content
+        progress.skeletonSize = layout.skeleton
+        progress.splicesOnDisk = layout.splices.count
+        let extents = layout.skeleton > 0 ? [StoredBody.Extent(path: segments.skeletonPath, offset: 0, length: layout.skeleton)] : []
         let outcome = await FormAppender(segments: segments, threadPool: threadPool)
             .append(StoredBody(extents: extents, threadPool: threadPool), startingAt: 0, to: &progress, limit: .max)
         if let fault = outcome.formFault { throw fault }
         if let failure = outcome.failure { throw failure }
-        guard !outcome.cut, progress.splitter.fed == extents.reduce(0, { $0 + $1.length }) else {
-            throw ReceiverFailure.storage("reading the stored form of upload \(id) again failed")
+        guard !outcome.cut, progress.splitter.fed == layout.skeleton else {
+            throw ReceiverFailure.storage("reading the stored form of upload \(segments.id) again failed")
         }
-        if splitting { try await threadPool.runIfActive { segments.endSplitting() } }
+        let heldFrom = layout.skeleton - progress.splitter.heldCount
+        guard zip(layout.splices, layout.parts).allSatisfy({ splice, size in size == 0 || splice <= heldFrom }) else {
+            progresses.noteRebuild(bytesRead: layout.skeleton)
+            return nil
+        }
+        progress.splitter.skip(content)
+        let ended = progress.receipt.files.count
+        let noted = Array(layout.digests.prefix(ended))
+        let (read, digests) = try await threadPool.runIfActive { () -> (Int64, [String]) in
+            var read: Int64 = 0
+            var digests: [String] = []
+            for index in noted.count..<ended {
+                let (digest, bytes) = try segments.digestOfPart(index)
+                digests.append(digest)
+                read += bytes
+            }
+            segments.noteDigests(digests, after: noted.count)
+            return (read, digests)
+        }
+        for (index, digest) in (noted + digests).enumerated() {
+            progress.receipt.restoreFile(index, size: index < layout.parts.count ? layout.parts[index] : 0, sha256: digest)
+        }
+        if let current = progress.receipt.currentFilePart, current < layout.parts.count, layout.parts[current] > 0 {
+            progress.receipt.resumeFile(size: layout.parts[current])
+        }
+        progresses.noteRebuild(bytesRead: layout.skeleton + read)
         return progress
+    }
+
+    /// Reads the SHA-256 of the file parts of `progress` whose digest was not taken as their
+    /// content arrived (``FormReceiptBuilder/resumeFile(size:)``) from their files.
+    private func readMissingDigests(of segments: FormSegments, into progress: inout FormUploadProgress) async throws {
+        let missing = progress.receipt.files.indices.filter { progress.receipt.files[$0].sha256.isEmpty }
+        guard !missing.isEmpty else { return }
+        let digests = try await threadPool.runIfActive { try missing.map { try segments.digestOfPart($0) } }
+        progresses.noteRebuild(bytesRead: digests.reduce(0) { $0 + $1.read }, rebuilt: false)
+        for (index, digest) in zip(missing, digests) { progress.receipt.setDigest(index, sha256: digest.sha256) }
+    }
+
+    /// Removes the raw file of a form split again once the split layout holds all its bytes:
+    /// until then, the form's offset is the raw file's size (``FormSegments/offset()``), and a
+    /// parse made again splits it again from its start.
+    private func endSplitting(_ segments: FormSegments, progress: inout FormUploadProgress) async {
+        guard let raw = progress.rawSize, progress.durable >= raw else { return }
+        guard (try? await threadPool.runIfActive({ segments.endSplitting() })) != nil else { return }
+        progress.rawSize = nil
     }
 }

@@ -40,7 +40,9 @@ import ResumableHTTP
 /// state says complete — a server killed (or a step failing) anywhere leaves the upload
 /// complete, or at its full offset with its completion recorded, which the next `HEAD` or
 /// append finishes under the recorded name (one stored file, the same receipt). `HEAD`
-/// never answers 0 while a completion runs.
+/// never answers 0 while a completion runs. A full offset means stored, or stored soon: a
+/// completion that failed is taken up again — by the next request, at start, and by each
+/// sweep — until it succeeds.
 ///
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
 /// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
@@ -65,6 +67,7 @@ public struct TusReceiver: Sendable {
     let locks = UploadLocks()
     let digests = RunningDigests()
     let unverified = UnverifiedAppends()
+    let retries = CompletionRetries()
     let logger: Logger
     private let lifetime: UploadExpiry
     private let admission: UploadAdmission
@@ -111,7 +114,11 @@ public struct TusReceiver: Sendable {
         self.admission = UploadAdmission(configuration: configuration)
         self.threadPool = .singleton
         removeExpired()
-        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool)
+        findFullUploads()
+        Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger)
+        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { [store, locks, retries, logger] expiry in
+            Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger)
+        }
     }
 
     /// Whether `path` is this receiver's (``basePath`` or an upload under it).
@@ -191,7 +198,7 @@ public struct TusReceiver: Sendable {
             }
         }
         if length == 0 {
-            _ = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: nil) }
+            try await completeNow(id, info: info, digest: nil)
         }
         return Response(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
     }
@@ -310,12 +317,57 @@ public struct TusReceiver: Sendable {
     }
 
     /// Stores the complete upload `id`, whose SHA-256 `digest` covers every byte (or is
-    /// read from its data when nil).
+    /// read from its data when nil). When that fails, the completion is tried again
+    /// (``CompletionRetries``) until it succeeds: a client may have read the full offset.
     private func completeNow(_ id: String, info: TusUploadInfo, digest: SHA256Hasher?) async throws {
         let sha256 = digest.map { Hexadecimal.string($0.finalize()) }
         let receiver = self
-        let done = try await threadPool.runIfActive { try receiver.complete(id, info: info, sha256: sha256) }
+        let done: TusUploadInfo
+        do {
+            done = try await threadPool.runIfActive { try Self.complete(id, info: info, sha256: sha256, in: receiver.store) }
+        } catch {
+            retries.add(id)
+            throw error
+        }
+        retries.remove(id)
         logger.info("upload \(id) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
+    }
+
+    /// Notes for a completion (``CompletionRetries``) the uploads whose every byte is there
+    /// but that are not stored — a completion recorded, or data at the full length and no
+    /// unverified append: a server stopped, or a completion failed, before it stored them.
+    /// It reads the state of each upload in progress: at start.
+    private func findFullUploads() {
+        for (id, entry) in store.census.all where !entry.complete && !entry.creating {
+            guard let info = store.load(id, as: TusUploadInfo.self), info.file == nil else { continue }
+            if info.completing != nil || (info.verified == nil && store.dataSize(id) == info.length) { retries.add(id) }
+        }
+    }
+
+    /// Tries again the completions of `retries` that no request holds now (one that does
+    /// completes it itself). It blocks on the file system: at start, and in each sweep.
+    private static func completeFull(_ retries: CompletionRetries, in store: UploadStore, locks: UploadLocks, lifetime: UploadExpiry, logger: Logger) {
+        for id in retries.all {
+            guard let token = locks.acquire(id) else { continue }
+            defer { locks.release(id, token: token) }
+            do {
+                if let done = try completeAgain(id, in: store, lifetime: lifetime) {
+                    logger.info("upload \(id) complete, its completion taken up again: \(done.file?.storedAs ?? "") \(done.length) bytes")
+                }
+                retries.remove(id)
+            } catch {
+                logger.error("upload \(id): completing it again failed, to be tried again: \(error)")
+            }
+        }
+    }
+
+    /// Stores the upload `id` if every byte of it is there and it is not stored yet (nor
+    /// expired); returns it complete, or nil when there was nothing to store. It blocks on
+    /// the file system; call it under the upload's lock.
+    private static func completeAgain(_ id: String, in store: UploadStore, lifetime: UploadExpiry) throws -> TusUploadInfo? {
+        guard let info = store.load(id, as: TusUploadInfo.self), info.file == nil, info.verified == nil,
+              !lifetime.hasExpired(id, created: info.created, in: store), store.dataSize(id) == info.length else { return nil }
+        return try complete(id, info: info, sha256: nil, in: store)
     }
 
     /// Notes that an append to `id` (described by `info`) from `offset` is written unverified:
@@ -375,7 +427,7 @@ public struct TusReceiver: Sendable {
     /// under the name and SHA-256 an earlier attempt recorded, or new ones (its SHA-256
     /// `sha256`, or read from its data when nil); returns its state, complete. It blocks on
     /// the file system.
-    private func complete(_ id: String, info: TusUploadInfo, sha256: String?) throws -> TusUploadInfo {
+    private static func complete(_ id: String, info: TusUploadInfo, sha256: String?, in store: UploadStore) throws -> TusUploadInfo {
         let completion = try info.completing ?? store.plannedCompletion(id, sha256: sha256)
         var pending = info
         pending.completing = completion
