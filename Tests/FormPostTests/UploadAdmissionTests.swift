@@ -187,7 +187,7 @@ struct UploadAdmissionTests {
                 try (0..<2).map { _ in
                     let path = try #require(try resumable.create(length: 10, port: port, from: "127.0.0.1").path)
                     let appended = try resumable.append([7], at: 0, last: false, to: path, port: port, from: "127.0.0.1")
-                    #expect((200..<300).contains(appended.status))
+                    guard (200..<300).contains(appended.status) else { throw Subprocess.Failure(description: "the byte was refused: \(appended.status)") }
                     return path
                 }
             }
@@ -252,14 +252,18 @@ struct UploadAdmissionTests {
         let uploads = try SampleDirectory()
         let limits = ConnectionLimits(maxConnectionsPerAddress: 2)
         try await withUploadServer(directory: uploads.path, limits: limits) { port in
-            try await offPool {
+            // Each answer is taken off the pool, the connections kept open meanwhile.
+            let (first, third, other) = try await offPool { () -> ([String], String, String) in
                 let held = try (0..<2).map { _ in try SourcedConnection(port: port, from: "127.0.0.1") }
-                for connection in held { #expect(try connection.exchange().hasPrefix("HTTP/1.1 415"), "served while under the limit") }
-                let third = try SourcedConnection(port: port, from: "127.0.0.1")
-                #expect(try third.exchange().isEmpty, "the third connection of one address is closed unanswered")
-                let other = try SourcedConnection(port: port, from: "127.0.0.2")
-                #expect(try other.exchange().hasPrefix("HTTP/1.1 415"), "another address is served")
+                let first = try held.map { try $0.exchange() }
+                let third = try SourcedConnection(port: port, from: "127.0.0.1").exchange()
+                let other = try SourcedConnection(port: port, from: "127.0.0.2").exchange()
+                withExtendedLifetime(held) {}
+                return (first, third, other)
             }
+            #expect(first.allSatisfy { $0.hasPrefix("HTTP/1.1 415") }, "served while under the limit: \(first)")
+            #expect(third.isEmpty, "the third connection of one address is closed unanswered: \(third)")
+            #expect(other.hasPrefix("HTTP/1.1 415"), "another address is served: \(other)")
         }
     }
 }
