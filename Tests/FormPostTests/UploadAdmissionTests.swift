@@ -298,7 +298,7 @@ private final class SourcedConnection {
     /// closed the connection.
     func exchange() throws -> String {
         let request = Array("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n".utf8)
-        _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = request.withUnsafeBytes { POSIX.send(descriptor, $0) }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(descriptor, &buffer, buffer.count, 0)
         if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { throw Subprocess.Failure(description: "no answer and no close within 30 s") }
