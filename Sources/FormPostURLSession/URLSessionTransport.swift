@@ -156,7 +156,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// `challengeHandler` answers authentication challenges, session-wide and per task;
     /// without one URLSession's default handling applies (the system's trust store).
     /// FoundationNetworking on Linux verifies servers against the system's trust store only.
-    /// A background configuration makes a background transport, as `background(identifier:)`.
     /// A background configuration makes a background transport, as `background(identifier:)`
     /// does, but not the one of its identifier that `background(identifier:)` returns: make
     /// one transport per identifier in a process.
