@@ -104,7 +104,7 @@ struct ResumableIntegrityTests {
     func tusSweepCompletes(step: CompletionStep) async throws {
         let uploads = try SampleDirectory()
         let fault = StepFault(.fail, at: step)
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .milliseconds(400))
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(4))
         try await withReceivers(configuration, fault: fault) { [crash] port, _ in
             let url = try await crash.createTus(base: "http://127.0.0.1:\(port)")
             let failed = try await crash.tus("PATCH", url, body: CompletionCrashTests.content, headers: [Self.uploadOffset: "0"])
@@ -140,7 +140,7 @@ struct ResumableIntegrityTests {
     func draftSweepMovesFormFiles(step: CompletionStep) async throws {
         let uploads = try SampleDirectory()
         let fault = StepFault(.fail, at: step)
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .milliseconds(400))
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(4))
         try await withReceivers(configuration, fault: fault) { [crash] port, _ in
             let url = try await crash.createForm(base: "http://127.0.0.1:\(port)")
             let failed = try await crash.draft(.patch, url, body: [], headers: [Self.uploadOffset: String(CompletionCrashTests.form.count), Self.uploadComplete: "?1"])
@@ -207,7 +207,7 @@ struct ResumableIntegrityTests {
 
     // MARK: - A split that stopped midway
 
-    @Test("draft: a form whose split stopped midway (its raw bytes aside, ID.data cut back) keeps every byte received: the idle sweep keeps it, HEAD answers all of it, also after an empty append, and it completes with the plain receiver's receipt")
+    @Test("draft: a form whose split stopped midway (its raw bytes aside, ID.data cut back) keeps every byte received: the sweep's census counts them, HEAD answers all of them, also after an empty append, and it completes with the plain receiver's receipt")
     func splitStoppedMidway() async throws {
         let (form, files) = ResumableFormTests.form()
         let contentType = "multipart/form-data; boundary=\(ResumableFormTests.boundary)"
@@ -232,8 +232,8 @@ struct ResumableIntegrityTests {
         #expect(try FormSegments(store: store, id: id).beginSplitting() == Int64(cut))
         let swept = try UploadStore(directory: uploads.path, stateRoot: nil, name: "resumable", fileMode: 0o600)
         #expect(swept.look(id) == .inProgress(bytes: Int64(cut)))
-        UploadExpiry(lifetime: .seconds(3600), idle: .zero).sweep(swept, locks: UploadLocks(), digests: RunningDigests(), logger: Self.quiet)
-        #expect(FileManager.default.fileExists(atPath: state + id + ".json"), "the idle sweep removed the upload")
+        UploadExpiry(lifetime: .seconds(3600), idle: .seconds(3600)).sweep(swept, locks: UploadLocks(), digests: RunningDigests(), logger: Self.quiet)
+        #expect(swept.census.entry(id)?.received == Int64(cut), "the census counts \(swept.census.entry(id)?.received ?? -1) bytes received")
         let receipt = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { [crash] port in
             let base = "http://127.0.0.1:\(port)"
             #expect(try await crash.draft(.head, base + url).headers[Self.uploadOffset] == String(cut))
