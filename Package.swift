@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "ReadmeExamples",
             dependencies: [
-                "Multipart", "FormPost", "FormPostServer",
+                "Multipart", "FormPost", "FormPostServer", "FormPostURLSession",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

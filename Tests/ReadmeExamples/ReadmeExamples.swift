@@ -3,11 +3,15 @@
 import AsyncHTTPClient
 import FormPost
 import FormPostServer
+import FormPostURLSession
 import Foundation
 import Hummingbird
 import Multipart
 import NIOCore
 import NIOSSL
+#if canImport(UIKit)
+import UIKit
+#endif
 
 /// From README.md.
 func readmeExample1() async throws {
@@ -64,6 +68,46 @@ func articleHTTPSExample1() async throws {
     print(sharing.requestSerializer.defaultHeaders)  // … uploads with sharing …
     try await appClient.shutdown()
 }
+
+#if canImport(UIKit)
+/// From Sources/FormPost/FormPost.docc/Platforms.md.
+func articlePlatformsExample1() async throws {
+    @main
+    final class AppDelegate: UIResponder, UIApplicationDelegate {
+        static let uploadsIdentifier = "com.example.app.uploads"
+        static let uploadID = HTTPField.Name("X-Upload-ID")!
+
+        func application(_ application: UIApplication,
+                         didFinishLaunchingWithOptions options: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+            // Makes the transport (and so re-attaches to the session) at every launch, and
+            // takes the results of uploads that finished while no caller waited for them.
+            let uploads = URLSessionTransport.background(identifier: Self.uploadsIdentifier)
+            Task {
+                for await finished in uploads.finishedUploads {
+                    let id = finished.requestHeaders[Self.uploadID]
+                    switch finished.outcome {
+                    case .success(let response): await UploadLog.shared.finished(id, status: response.status)
+                    case .failure(let error): await UploadLog.shared.failed(id, error)
+                    }
+                }
+            }
+            return true
+        }
+
+        func application(_ application: UIApplication,
+                         handleEventsForBackgroundURLSession identifier: String,
+                         completionHandler: @escaping () -> Void) {
+            guard identifier == Self.uploadsIdentifier else { return completionHandler() }
+            URLSessionTransport.background(identifier: identifier)
+                .handleEventsForBackgroundURLSession(completionHandler: completionHandler)
+        }
+    }
+
+    // Elsewhere: an upload that names itself, so that a later run can tell which one finished.
+    let client = FormPostClient(transport: URLSessionTransport.background(identifier: AppDelegate.uploadsIdentifier))
+    let response = try await client.upload(form, to: url, headers: [AppDelegate.uploadID: id])
+}
+#endif
 
 /// From Sources/FormPost/FormPost.docc/ResumableUploads.md.
 func articleResumableUploadsExample1() async throws {
