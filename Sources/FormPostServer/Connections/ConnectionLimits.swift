@@ -10,7 +10,7 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// The most connections open at once; further clients wait in the listen queue until
     /// one closes. Default 1024.
     public var maxConnections: Int
-    /// The most connections open at once from one client address (``ClientAddress``: IPv6
+    /// The most connections open at once from one client address (IPv6 addresses counted
     /// per /56); a further one from it is closed at once, unread. Default 32, so that 32
     /// addresses are needed to take the default 1024. Behind a reverse proxy every
     /// connection comes from the proxy: set it to ``maxConnections`` there.
