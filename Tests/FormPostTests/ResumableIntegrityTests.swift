@@ -338,3 +338,33 @@ struct ResumableIntegrityTests {
         return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { [resumable] port in try await body(port, resumable) }
     }
 }
+
+extension ResumableIntegrityTests {
+    @Test("tus: an upload whose every byte is acknowledged is never expired while its completion keeps failing; it is stored once the completion passes")
+    func fullUploadOutlivesItsLifetime() async throws {
+        let uploads = try SampleDirectory()
+        // Failing before the completion is recorded touches no file: nothing but the expiry's
+        // rule keeps the upload from looking inactive.
+        let fault = StepFault(.failAlways, at: .beforeRecording)
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .milliseconds(300))
+        let receiver = try UploadReceiver(configuration: configuration, logger: Self.quiet)
+        // The fault set at the start strikes the sweep's retries too.
+        let tus = try TusReceiver(configuration: configuration, expiry: .milliseconds(500), logger: Self.quiet, completionFault: fault.hook)
+        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tus: tus)
+        let url = try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { [crash] port in
+            let url = try await crash.createTus(base: "http://127.0.0.1:\(port)")
+            #expect(try await crash.tus("PATCH", url, body: CompletionCrashTests.content, headers: [Self.uploadOffset: "0"]).status == 500)
+            let tried = fault.count
+            // Sweeps every 150 ms, with a lifetime of 500 ms: wait for several sweeps to have tried.
+            _ = try await offPool { Self.waitUntil { fault.count >= tried + 4 } }
+            #expect(fault.count >= tried + 4, "the sweeps did not try the completion again")
+            return url
+        }
+        let id = String(url.split(separator: "/").last ?? "")
+        let data = uploads.path + "/.tus/" + id + ".data"
+        #expect(FileManager.default.fileExists(atPath: data), "the sweep removed an upload whose every byte was acknowledged")
+        // A receiver whose completion passes stores it at start, past its lifetime.
+        _ = try TusReceiver(configuration: configuration, expiry: .milliseconds(500), logger: Self.quiet)
+        #expect(Self.stateSays(uploads.path + "/.tus/" + id + ".json", has: "file"), "the upload was not stored once its completion passed")
+    }
+}

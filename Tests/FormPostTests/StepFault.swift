@@ -4,7 +4,7 @@ import Synchronization
 
 /// A fault at one step of storing a complete resumable upload, as a receiver's
 /// `completionFault`: the first time the step is reached, it fails it, or holds it until
-/// ``release()`` (at most 60 s). Later completions pass.
+/// ``release()`` (at most 60 s). Later completions pass, unless it fails always.
 final class StepFault: Sendable {
     /// What happens the first time the step is reached.
     enum Action: Sendable {
@@ -12,6 +12,8 @@ final class StepFault: Sendable {
         case fail
         /// The step waits for ``release()``.
         case hold
+        /// The step fails every time it is reached, not the first time only.
+        case failAlways
     }
 
     let step: CompletionStep
@@ -44,9 +46,12 @@ final class StepFault: Sendable {
     }
 
     private func strike(at reachedStep: CompletionStep) throws {
-        guard reachedStep == step, hits.withLock({ $0 += 1; return $0 }) == 1 else { return }
+        guard reachedStep == step else { return }
+        let hit = hits.withLock { $0 += 1; return $0 }
+        if action == .failAlways { throw Failure() }
+        guard hit == 1 else { return }
         switch action {
-        case .fail:
+        case .fail, .failAlways:
             throw Failure()
         case .hold:
             reached.signal()

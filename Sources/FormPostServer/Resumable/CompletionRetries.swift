@@ -17,6 +17,12 @@ final class CompletionRetries: Sendable {
         _ = pending.withLock { $0.remove(id) }
     }
 
+    /// Whether the completion of `id` must be tried again: its every byte is acknowledged,
+    /// so it is never removed, however long its completion keeps failing.
+    func contains(_ id: String) -> Bool {
+        pending.withLock { $0.contains(id) }
+    }
+
     /// The uploads whose completion must be tried again.
     var all: [String] {
         pending.withLock { Array($0) }

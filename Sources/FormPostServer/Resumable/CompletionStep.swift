@@ -2,6 +2,9 @@
 /// (``UploadStore/complete(_:as:pending:done:)``, or a form's by ``ResumableForms``), where a crash or a failure may strike:
 /// each leaves a state from which the upload completes exactly once.
 package enum CompletionStep: String, CaseIterable, Sendable {
+    /// Every byte is there; the completion is not recorded yet (a full disk fails here, and
+    /// leaves no file touched).
+    case beforeRecording = "before-recording"
     /// The completion is recorded in the upload's state; the data is not linked yet.
     case beforeLink = "before-link"
     /// The data is linked into the directory; the state does not say complete yet.

@@ -25,11 +25,16 @@ final class UploadExpiry: Sendable {
     /// The parses of forms in progress kept in memory (the IETF draft's receiver), which a
     /// removed upload leaves.
     let progresses: FormProgresses?
+    /// The uploads whose every byte is acknowledged while their completion failed: never
+    /// expired nor removed (a client that read their full offset takes them for stored),
+    /// however long their completion keeps failing; each sweep says so.
+    let retries: CompletionRetries?
 
-    init(lifetime: Duration, idle: Duration, progresses: FormProgresses? = nil) {
+    init(lifetime: Duration, idle: Duration, progresses: FormProgresses? = nil, retries: CompletionRetries? = nil) {
         self.lifetime = lifetime
         self.idle = idle
         self.progresses = progresses
+        self.retries = retries
     }
 
     private static func seconds(_ duration: Duration) -> Double {
@@ -46,7 +51,8 @@ final class UploadExpiry: Sendable {
     /// Whether the upload `id` of `store`, created at `created`, has expired: nothing
     /// happened to it for ``lifetime``. A few `stat`s.
     func hasExpired(_ id: String, created: Double, in store: UploadStore) -> Bool {
-        hasExpired(active: lastActive(id, created: created, in: store))
+        if retries?.contains(id) == true { return false }
+        return hasExpired(active: lastActive(id, created: created, in: store))
     }
 
     /// Whether an upload last active at `active` (seconds since 1970) has expired.
@@ -143,6 +149,11 @@ final class UploadExpiry: Sendable {
         defer { locks.release(id, token: token) }
         let look = store.look(id)
         let active = lastActive(id, created: entry.created, in: store)
+        if retries?.contains(id) == true {
+            store.census.record(id, look, active: active, at: Date().timeIntervalSince1970)
+            logger.warning("kept upload \(id): its every byte is acknowledged and its completion still fails; it is tried again at each sweep")
+            return
+        }
         let isInProgress = if case .inProgress = look { true } else { false }
         let reason: String
         if hasExpired(active: active) {

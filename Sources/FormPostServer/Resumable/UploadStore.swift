@@ -237,6 +237,7 @@ struct UploadStore: Sendable {
     /// with the completion recorded (completing it again stores the same file, once), or a
     /// complete one with a leftover data file (``removeData(_:)`` removes it).
     func complete(_ id: String, as completion: UploadCompletion, pending: some Encodable, done: some Encodable) throws {
+        try reach(.beforeRecording)
         try save(pending, id: id)
         try reach(.beforeLink)
         try linkData(id, as: completion)

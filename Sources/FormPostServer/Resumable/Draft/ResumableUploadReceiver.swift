@@ -110,11 +110,12 @@ public struct ResumableUploadReceiver: Sendable {
         self.store = try UploadStore(directory: receiver.configuration.directory, stateRoot: receiver.configuration.stateDirectory,
                                      name: "resumable", fileMode: receiver.configuration.storedFileMode)
         self.logger = logger
-        self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses)
+        self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries)
         self.admission = UploadAdmission(configuration: receiver.configuration)
         self.threadPool = .singleton
-        removeExpired()
+        // Uploads whose every byte is acknowledged are noted first: the sweep keeps them.
         findUnfinishedCompletions()
+        removeExpired()
         Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger)
         lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { [store, locks, retries, logger] expiry in
             Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger)

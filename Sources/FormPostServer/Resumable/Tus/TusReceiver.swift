@@ -101,20 +101,31 @@ public struct TusReceiver: Sendable {
     ///   cannot be moved); file-system errors when a directory cannot be made.
     public init(configuration: ReceiverConfiguration, basePath: String = "/files", expiry: Duration = .seconds(86_400),
                 logger: Logger = Logger(label: "formpost.tus")) throws {
+        try self.init(configuration: configuration, basePath: basePath, expiry: expiry, logger: logger, completionFault: nil)
+    }
+
+    /// A receiver whose completions strike `completionFault` from the start: those it
+    /// tries at start and in its background sweep too (``completionFault`` set later
+    /// reaches a request's completions only). For tests.
+    package init(configuration: ReceiverConfiguration, basePath: String = "/files", expiry: Duration = .seconds(86_400),
+                 logger: Logger = Logger(label: "formpost.tus"), completionFault: CompletionFault?) throws {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         self.basePath = try ReceiverSetupError.checked(basePath)
         self.maxSize = configuration.maxFileSize
         self.maxUploadsInProgress = configuration.maxUploadsInProgress
         self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
-        self.store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
-                                     fileMode: configuration.storedFileMode)
+        var store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
+                                    fileMode: configuration.storedFileMode)
+        store.completionFault = completionFault
+        self.store = store
         self.logger = logger
-        self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry)
+        self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry, retries: retries)
         self.admission = UploadAdmission(configuration: configuration)
         self.threadPool = .singleton
-        removeExpired()
+        // Uploads whose every byte is acknowledged are noted first: the sweep keeps them.
         findFullUploads()
+        removeExpired()
         Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger)
         lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { [store, locks, retries, logger] expiry in
             Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger)
