@@ -23,25 +23,6 @@ struct SignatureV4Tests {
         var token: String?
         var region = "us-east-1"
         var time: Int64 = 1_796_029_200   // 2026-11-30T09:00:00Z
-
-        enum CodingKeys: String, CodingKey { case method, scheme, host, key, query, headers, body, unsigned, access_key, secret_key, token, region, time }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(method, forKey: .method)
-            try container.encode(scheme, forKey: .scheme)
-            try container.encode(host, forKey: .host)
-            try container.encode(key, forKey: .key)
-            try container.encode(query, forKey: .query)
-            try container.encode(headers, forKey: .headers)
-            try container.encode(body.map { String(format: "%02x", $0) }.joined(), forKey: .body)
-            try container.encode(unsigned, forKey: .unsigned)
-            try container.encode(access_key, forKey: .access_key)
-            try container.encode(secret_key, forKey: .secret_key)
-            try container.encode(token, forKey: .token)
-            try container.encode(region, forKey: .region)
-            try container.encode(time, forKey: .time)
-        }
     }
 
     struct Answer: Decodable {

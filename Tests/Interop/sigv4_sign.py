@@ -2,8 +2,8 @@
 
 Reads a JSON list on standard input; each request: method, scheme, host, key (the object
 key, unencoded: encoded here as botocore encodes keys), query ([[name, value]], unencoded),
-headers ([[name, value]]), body (hex), unsigned (true: UNSIGNED-PAYLOAD), access_key,
-secret_key, token (or null), region, time (seconds since 1970, UTC). Writes a JSON list: the
+headers ([[name, value]]), body (a list of byte values), unsigned (true: UNSIGNED-PAYLOAD), access_key,
+secret_key, token (absent or null without one), region, time (seconds since 1970, UTC). Writes a JSON list: the
 encoded path, the payload hash, and each signed field botocore added (lower-case names).
 """
 import datetime
@@ -22,12 +22,12 @@ for request in json.load(sys.stdin):
     botocore.auth.get_current_datetime = lambda moment=moment: moment
     path = "/" + percent_encode(request["key"], safe="/~")
     url = f"{request['scheme']}://{request['host']}{path}"
-    prepared = AWSRequest(method=request["method"], url=url, data=bytes.fromhex(request["body"]),
+    prepared = AWSRequest(method=request["method"], url=url, data=bytes(request["body"]),
                           params=[tuple(pair) for pair in request["query"]],
                           headers={name: value for name, value in request["headers"]})
     if request["unsigned"]:
         prepared.context["client_config"] = types.SimpleNamespace(s3={"payload_signing_enabled": False})
-    credentials = Credentials(request["access_key"], request["secret_key"], request["token"])
+    credentials = Credentials(request["access_key"], request["secret_key"], request.get("token"))
     botocore.auth.S3SigV4Auth(credentials, "s3", request["region"]).add_auth(prepared)
     added = {name.lower(): value for name, value in prepared.headers.items()
              if name.lower() in ("authorization", "x-amz-date", "x-amz-content-sha256", "x-amz-security-token")}
