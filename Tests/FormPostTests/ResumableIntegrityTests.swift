@@ -280,7 +280,9 @@ struct ResumableIntegrityTests {
             let id = String((created.headers[.location] ?? "").split(separator: "/").last ?? "")
             let removed = try await offPool { Self.waitUntil { !FileManager.default.fileExists(atPath: uploads.path + "/.resumable/" + id + ".json") } }
             #expect(removed, "the idle sweep did not remove the upload")
-            #expect(resumable.formProgresses.count == 0, "the removed upload's parse is still kept")
+            // The sweep lets the parse go just after the files: wait for it (bounded), do not race it.
+            let letGo = try await offPool { Self.waitUntil { resumable.formProgresses.count == 0 } }
+            #expect(letGo, "the removed upload's parse is still kept")
         }
     }
 
@@ -346,17 +348,22 @@ extension ResumableIntegrityTests {
         // Failing before the completion is recorded touches no file: nothing but the expiry's
         // rule keeps the upload from looking inactive.
         let fault = StepFault(.failAlways, at: .beforeRecording)
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .milliseconds(300))
+        // Idle 4 s and a lifetime of 5 s: room for a loaded machine between the creation and
+        // the append; sweeps every 2 s.
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(4))
         let receiver = try UploadReceiver(configuration: configuration, logger: Self.quiet)
         // The fault set at the start strikes the sweep's retries too.
-        let tus = try TusReceiver(configuration: configuration, expiry: .milliseconds(500), logger: Self.quiet, completionFault: fault.hook)
+        let tus = try TusReceiver(configuration: configuration, expiry: .seconds(5), logger: Self.quiet, completionFault: fault.hook)
         let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tus: tus)
         let url = try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { [crash] port in
             let url = try await crash.createTus(base: "http://127.0.0.1:\(port)")
             #expect(try await crash.tus("PATCH", url, body: CompletionCrashTests.content, headers: [Self.uploadOffset: "0"]).status == 500)
-            let tried = fault.count
-            // Sweeps every 150 ms, with a lifetime of 500 ms: wait for several sweeps to have tried.
-            _ = try await offPool { Self.waitUntil { fault.count >= tried + 4 } }
+            let tried = fault.count, failed = ContinuousClock.now
+            // Sweeps every 2 s, each trying the completion: wait until the lifetime has passed
+            // and the sweeps after it have tried (bounded at 60 s).
+            while fault.count < tried + 4 || ContinuousClock.now - failed < .seconds(7), ContinuousClock.now - failed < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
             #expect(fault.count >= tried + 4, "the sweeps did not try the completion again")
             return url
         }
@@ -364,7 +371,7 @@ extension ResumableIntegrityTests {
         let data = uploads.path + "/.tus/" + id + ".data"
         #expect(FileManager.default.fileExists(atPath: data), "the sweep removed an upload whose every byte was acknowledged")
         // A receiver whose completion passes stores it at start, past its lifetime.
-        _ = try TusReceiver(configuration: configuration, expiry: .milliseconds(500), logger: Self.quiet)
+        _ = try TusReceiver(configuration: configuration, expiry: .seconds(5), logger: Self.quiet)
         #expect(Self.stateSays(uploads.path + "/.tus/" + id + ".json", has: "file"), "the upload was not stored once its completion passed")
     }
 }
