@@ -104,11 +104,21 @@ public struct ResumableUploadReceiver: Sendable {
     ///   cannot be moved); file-system errors when a directory cannot be made.
     public init(receiver: UploadReceiver, basePath: String = "/uploads", expiry: Duration = .seconds(86_400),
                 logger: Logger = Logger(label: "formpost.resumable")) throws {
+        try self.init(receiver: receiver, basePath: basePath, expiry: expiry, logger: logger, completionFault: nil)
+    }
+
+    /// A receiver whose completions strike `completionFault` from the start: those it
+    /// tries at start and in its background sweep too (``completionFault`` set later
+    /// reaches a request's completions only). For tests.
+    package init(receiver: UploadReceiver, basePath: String = "/uploads", expiry: Duration = .seconds(86_400),
+                 logger: Logger = Logger(label: "formpost.resumable"), completionFault: CompletionFault?) throws {
         self.receiver = receiver
         self.basePath = try ReceiverSetupError.checked(basePath)
         self.expiry = expiry
-        self.store = try UploadStore(directory: receiver.configuration.directory, stateRoot: receiver.configuration.stateDirectory,
-                                     name: "resumable", fileMode: receiver.configuration.storedFileMode)
+        var store = try UploadStore(directory: receiver.configuration.directory, stateRoot: receiver.configuration.stateDirectory,
+                                    name: "resumable", fileMode: receiver.configuration.storedFileMode)
+        store.completionFault = completionFault
+        self.store = store
         self.logger = logger
         self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries)
         self.admission = UploadAdmission(configuration: receiver.configuration)
