@@ -104,7 +104,7 @@ struct ResumableIntegrityTests {
     func tusSweepCompletes(step: CompletionStep) async throws {
         let uploads = try SampleDirectory()
         let fault = StepFault(.fail, at: step)
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(4))
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(20))
         try await withReceivers(configuration, fault: fault) { [crash] port, _ in
             let url = try await crash.createTus(base: "http://127.0.0.1:\(port)")
             let failed = try await crash.tus("PATCH", url, body: CompletionCrashTests.content, headers: [Self.uploadOffset: "0"])
@@ -145,7 +145,7 @@ struct ResumableIntegrityTests {
     func draftSweepMovesFormFiles(step: CompletionStep) async throws {
         let uploads = try SampleDirectory()
         let fault = StepFault(.fail, at: step)
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(4))
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(20))
         try await withReceivers(configuration, fault: fault) { [crash] port, _ in
             let url = try await crash.createForm(base: "http://127.0.0.1:\(port)")
             let failed = try await crash.draft(.patch, url, body: [], headers: [Self.uploadOffset: String(CompletionCrashTests.form.count), Self.uploadComplete: "?1"])
@@ -362,30 +362,30 @@ extension ResumableIntegrityTests {
         // Failing before the completion is recorded touches no file: nothing but the expiry's
         // rule keeps the upload from looking inactive.
         let fault = StepFault(.failAlways, at: .beforeRecording)
-        // Idle 4 s and a lifetime of 5 s: room for a loaded machine between the creation and
-        // the append; sweeps every 2 s.
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(4))
+        // Idle 20 s and a lifetime of 25 s: room for a loaded machine between the creation and
+        // the append (a full run of the suites took more than 4 s there); sweeps every 10 s.
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(20))
         let receiver = try UploadReceiver(configuration: configuration, logger: Self.quiet)
         // The fault set at the start strikes the sweep's retries too.
-        let tus = try TusReceiver(configuration: configuration, expiry: .seconds(5), logger: Self.quiet, completionFault: fault.hook)
+        let tus = try TusReceiver(configuration: configuration, expiry: .seconds(25), logger: Self.quiet, completionFault: fault.hook)
         let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tus: tus)
         let url = try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { [crash] port in
             let url = try await crash.createTus(base: "http://127.0.0.1:\(port)")
             #expect(try await crash.tus("PATCH", url, body: CompletionCrashTests.content, headers: [Self.uploadOffset: "0"]).status == 500)
             let tried = fault.count, failed = ContinuousClock.now
-            // Sweeps every 2 s, each trying the completion: wait until the lifetime has passed
-            // and the sweeps after it have tried (bounded at 60 s).
-            while fault.count < tried + 4 || ContinuousClock.now - failed < .seconds(7), ContinuousClock.now - failed < .seconds(60) {
-                try await Task.sleep(for: .milliseconds(100))
+            // Sweeps every 10 s, each trying the completion: wait until the lifetime has passed
+            // and a sweep after it has tried (bounded at 120 s).
+            while fault.count < tried + 3 || ContinuousClock.now - failed < .seconds(36), ContinuousClock.now - failed < .seconds(120) {
+                try await Task.sleep(for: .milliseconds(200))
             }
-            #expect(fault.count >= tried + 4, "the sweeps did not try the completion again")
+            #expect(fault.count >= tried + 3, "the sweeps did not try the completion again")
             return url
         }
         let id = String(url.split(separator: "/").last ?? "")
         let data = uploads.path + "/.tus/" + id + ".data"
         #expect(FileManager.default.fileExists(atPath: data), "the sweep removed an upload whose every byte was acknowledged")
         // A receiver whose completion passes stores it at start, past its lifetime.
-        _ = try TusReceiver(configuration: configuration, expiry: .seconds(5), logger: Self.quiet)
+        _ = try TusReceiver(configuration: configuration, expiry: .seconds(25), logger: Self.quiet)
         #expect(Self.stateSays(uploads.path + "/.tus/" + id + ".json", has: "file"), "the upload was not stored once its completion passed")
     }
 }
