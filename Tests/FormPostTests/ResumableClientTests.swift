@@ -93,8 +93,10 @@ struct ResumableClientTests {
         let file = try directory.file("data.bin", size: 3 << 20, seed: 3)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
         let (result, appended) = try await withDraftServer(directory, options: ["--stall-first-append"]) { port, log in
+            // 3 s: a full run of the suites on 2 cores left a request that was being read
+            // without progress for more than 1 s.
             let uploader = ResumableUploader(chunkSize: 1 << 20, retry: RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(20)), stateStore: nil,
-                                             stallTimeout: .seconds(1))
+                                             stallTimeout: .seconds(3))
             // Without the stall timeout the first append would wait for an hour: two minutes is a hang.
             let result = try await withThrowingTaskGroup(of: ResumableUploadResult?.self) { group in
                 group.addTask { try await uploader.upload(fileAt: file, to: URL(string: "http://127.0.0.1:\(port)/put")!, method: .put) }

@@ -53,7 +53,9 @@ struct StalledConnectionTests {
         let port = try freePort()
         // A server process of its own: 2,000 connections at once are its load, not the test runner's.
         let server = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", directory.path + "/uploads",
-                                                       "--idle-timeout", "5", "--max-connections", "4096"], stdout: .discard, stderr: .discard)
+                                                       "--idle-timeout", "5", "--max-connections", "4096",
+                                                       // All 2,000 come from 127.0.0.1, as through a proxy.
+                                                       "--max-connections-per-address", "4096"], stdout: .discard, stderr: .discard)
         defer { server.stop() }
         try await RawSocket.waitForListener(port: port, attempts: 400)
         let stalled = try await offPool { () -> [HeldConnection] in
