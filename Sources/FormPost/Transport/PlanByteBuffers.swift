@@ -99,9 +99,14 @@ struct PlanByteBuffers: AsyncSequence, Sendable {
         func nextBufferFromDiskOrStream() async throws -> ByteBuffer? {
             try Task.checkCancellation()
             guard !isFinished else { return nil }
-            let unchecked = Unchecked(state: self)
-            if let buffer = try await NIOThreadPool.singleton.runIfActive({ try unchecked.state.nextBufferReadingFiles() }) { return buffer }
-            guard !isFinished else { return nil }
+            // Only file bytes go to NIO's pool: a stream's are awaited here, so that a stream
+            // part never waits in the pool's queue behind other work (a server's writes and
+            // syncs in the same process can keep all its threads busy for seconds).
+            if reader.isAtFile {
+                let unchecked = Unchecked(state: self)
+                if let buffer = try await NIOThreadPool.singleton.runIfActive({ try unchecked.state.nextBufferReadingFiles() }) { return buffer }
+                guard !isFinished else { return nil }
+            }
             return try await nextBuffer()
         }
 

@@ -45,6 +45,13 @@ public final class BodyChunkReader {
     /// Whether the whole body has been produced.
     public var isFinished: Bool { segmentIndex >= segments.count }
 
+    /// Whether the next bytes are a file's: reading them may wait for the disk, while the
+    /// next bytes of memory never do and a stream's are awaited.
+    package var isAtFile: Bool {
+        guard segmentIndex < segments.count, case .file = segments[segmentIndex] else { return false }
+        return true
+    }
+
     /// Fills `buffer` with the body's next bytes and returns how many were written: always
     /// `buffer.count` until the body's last bytes, then fewer, then 0 at the end.
     public func read(into buffer: UnsafeMutableRawBufferPointer) async throws -> Int {
