@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
+import NIOCore
 
 /// Whether a receiver of resumable uploads takes one more: at most ``maxInProgress``
 /// incomplete uploads at once, at most ``maxInProgressPerClient`` of them created from
@@ -103,13 +104,16 @@ struct UploadAdmission: Sendable {
     /// Creates the upload `info` (created at `created`) for `client` if the rule admits it,
     /// after removing what ``decide(client:entries:now:hasExpired:)`` says to; when full,
     /// looks at the files of the uploads it names first, removing those that turn out idle
-    /// (``UploadExpiry``). Returns the new upload's id. It blocks on the file system: call it
-    /// on NIO's thread pool.
+    /// (``UploadExpiry``). Returns the new upload's id, held in `locks` for the creating
+    /// request on `channel` (the token gives it back): from the moment its files exist it is
+    /// the creating request's, so no sweep removes it before that request appends its first
+    /// bytes, however long the machine takes to get there. It blocks on the file system: call
+    /// it on NIO's thread pool.
     ///
     /// - Throws: ``Refusal`` when the uploads in progress reached a limit; a failure to
     ///   create the upload's files.
-    func admit(_ info: some Encodable, created: Double, client: String?, store: UploadStore, expiry: UploadExpiry, locks: UploadLocks,
-               digests: RunningDigests, logger: Logger) throws -> String {
+    func admit(_ info: some Encodable, created: Double, client: String?, channel: (any Channel)?, store: UploadStore, expiry: UploadExpiry,
+               locks: UploadLocks, digests: RunningDigests, logger: Logger) throws -> (id: String, token: UInt64) {
         // The bytes the client's uploads hold now, not as the last sweep saw them (at most
         // one look a second at each).
         let now = Date().timeIntervalSince1970
@@ -129,13 +133,19 @@ struct UploadAdmission: Sendable {
             throw Refusal(message: message)
         case .admitted(let removing):
             for victim in removing { expiry.removeEnded(victim, from: store, locks: locks, digests: digests, logger: logger, evictingComplete: true) }
+            // A new random id: nothing else holds it.
+            guard let token = locks.acquire(id, channel: channel) else {
+                store.census.remove(id)
+                throw Refusal(message: "the new upload's name was taken: try again")
+            }
             do {
                 try store.create(info, id: id)
             } catch {
+                locks.release(id, token: token)
                 store.census.remove(id)
                 throw error
             }
-            return id
+            return (id, token)
         }
     }
 

@@ -209,10 +209,10 @@ public struct ResumableUploadReceiver: Sendable {
                                    contentType: contentType, contentDisposition: request.headers[.contentDisposition])
         info.client = client
         let (store, receiver, created) = (self.store, self, info)
-        let id: String = try await threadPool.runIfActive {
+        let (id, token) = try await threadPool.runIfActive {
             do {
-                return try receiver.admission.admit(created, created: created.created, client: client, store: store, expiry: receiver.lifetime,
-                                                    locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
+                return try receiver.admission.admit(created, created: created.created, client: client, channel: channel, store: store,
+                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
             } catch let refusal as UploadAdmission.Refusal {
                 var busy = UploadReceiver.json(ErrorBody(error: refusal.message), status: .serviceUnavailable)
                 busy.headers[.retryAfter] = "60"
@@ -220,7 +220,6 @@ public struct ResumableUploadReceiver: Sendable {
             }
         }
         let location = basePath + "/" + id
-        guard let token = locks.acquire(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
         if let channel, let version, DraftInterop.supported.contains(version) {
             await InterimResponse.send(.uploadResumptionSupported, fields: [

@@ -200,14 +200,16 @@ public struct TusReceiver: Sendable {
         }
         let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client)
         let (store, receiver) = (self.store, self)
-        let id: String = try await threadPool.runIfActive {
+        let (id, token) = try await threadPool.runIfActive {
             do {
-                return try receiver.admission.admit(info, created: info.created, client: client, store: store, expiry: receiver.lifetime,
-                                                    locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
+                return try receiver.admission.admit(info, created: info.created, client: client, channel: nil, store: store,
+                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
             } catch let refusal as UploadAdmission.Refusal {
                 throw TusFailure(.serviceUnavailable, refusal.message)
             }
         }
+        // Held until the creation is answered: a zero-length upload is stored first.
+        defer { locks.release(id, token: token) }
         if length == 0 {
             try await completeNow(id, info: info, digest: nil)
         }

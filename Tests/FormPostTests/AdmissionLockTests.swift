@@ -1,0 +1,35 @@
+import Foundation
+@testable import FormPostServer
+import Logging
+import Testing
+
+/// A resumable upload is its creating request's from the moment its files exist: a sweep
+/// that runs before that request gets to append its first bytes (a loaded machine can take
+/// longer than the idle expiry to get there) leaves it alone.
+@Suite("Admission holds a new upload for its creating request")
+struct AdmissionLockTests {
+    @Test("a sweep between an upload's admission and its creating request's first bytes leaves it; once given back, an idle sweep removes it")
+    func sweepSkipsAdmittedUpload() throws {
+        let directory = try SampleDirectory()
+        let store = try UploadStore(directory: directory.path + "/uploads", stateRoot: nil, name: "tus", fileMode: 0o644)
+        let configuration = ReceiverConfiguration(directory: directory.path + "/uploads")
+        let admission = UploadAdmission(configuration: configuration)
+        // Idle at once: the first sweep would take any upload no request holds.
+        let expiry = UploadExpiry(lifetime: .seconds(3600), idle: .milliseconds(1))
+        let (locks, digests) = (UploadLocks(), RunningDigests())
+        let logger = Logger(label: "test")
+        let created = Date().timeIntervalSince1970 - 60
+        let info = TusUploadInfo(length: 10, metadata: nil, created: created, client: "127.0.0.1")
+        let (id, token) = try admission.admit(info, created: created, client: "127.0.0.1", channel: nil, store: store, expiry: expiry,
+                                              locks: locks, digests: digests, logger: logger)
+        if let stray = locks.acquire(id) {
+            Issue.record("the new upload is not held")
+            locks.release(id, token: stray)
+        }
+        expiry.sweep(store, locks: locks, digests: digests, logger: logger)
+        #expect(store.census.entry(id) != nil, "a sweep removed the upload its creating request holds")
+        locks.release(id, token: token)
+        expiry.sweep(store, locks: locks, digests: digests, logger: logger)
+        #expect(store.census.entry(id) == nil, "the idle upload, no longer held, was kept")
+    }
+}
