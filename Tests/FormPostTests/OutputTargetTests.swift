@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 import Testing
 
 /// `-o PATH` writes through PATH as curl does; it never replaces what PATH names. Each kind
@@ -90,6 +91,7 @@ struct OutputTargetTests {
         let path = directory.path + "/out"
         var readFrom = path
         var fifoReader: Task<Data, any Error>?
+        let fifoRead = ReaderEnded()
         switch target {
         case .existingFile:
             try Data(repeating: 0x78, count: 10_000).write(to: URL(fileURLWithPath: path))
@@ -99,7 +101,12 @@ struct OutputTargetTests {
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: readFrom)
         case .fifo:
             #expect(mkfifo(path, 0o600) == 0)
-            fifoReader = Task { try await offPool { try readToEnd(path) } }
+            fifoReader = Task { [fifoRead] in
+                try await offPool {
+                    defer { fifoRead.value.store(true, ordering: .releasing) }
+                    return try readToEnd(path)
+                }
+            }
         case .characterDevice:
             // The null device's numbers (1, 3 on Linux; 3, 2 on macOS), at a path of the test's
             // own (needs root, as CI runs).
@@ -116,8 +123,18 @@ struct OutputTargetTests {
         if let fifoReader {
             // Should the command never have opened the FIFO, a writer of ours that comes and
             // goes ends the reader's wait (it then reads nothing) instead of leaving it blocked.
-            let writer = open(path, O_WRONLY | O_NONBLOCK)
-            if writer >= 0 { close(writer) }
+            // The reader may not have opened its end yet (a writer's open then fails with
+            // ENXIO and the reader would wait for ever once it does): the writer tries again
+            // until the reader has its end or has finished.
+            let deadline = ContinuousClock.now + .seconds(120)
+            while !fifoRead.value.load(ordering: .acquiring), ContinuousClock.now < deadline {
+                let writer = open(path, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 {
+                    close(writer)
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
             received = try await fifoReader.value
         } else {
             received = target == .characterDevice ? nil : FileManager.default.contents(atPath: readFrom)
@@ -128,6 +145,11 @@ struct OutputTargetTests {
         return Outcome(status: result.status, stderr: result.stderr, received: received,
                        isCharacterDevice: kind == S_IFCHR, isSymbolicLink: kind == S_IFLNK, isFIFO: kind == S_IFIFO)
     }
+}
+
+/// Whether a FIFO's reader has finished.
+private final class ReaderEnded: Sendable {
+    let value = Atomic(false)
 }
 
 /// Reads a FIFO to its end (blocks until a writer opens it and closes it).
