@@ -91,7 +91,7 @@ public struct UploadServer: Sendable {
         let servesPage = uploadPage
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
             if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
-                return UploadPage.response(head: request.method == .head)
+                return UploadPage.response(head: request.method == .head, resumable: resumable != nil)
             }
             if request.headers[.expect]?.lowercased() == "100-continue", [.post, .put, .patch].contains(request.method) {
                 // The body will be read: a client that waits for leave to send it (curl

@@ -4,11 +4,13 @@ import Multipart
 import Testing
 
 /// `formpost serve`'s upload page in a real browser: Debian's Chromium, headless, driven by
-/// Selenium from Tests/Interop/browser_upload.py, against an ``UploadServer`` on 127.0.0.1.
+/// Selenium from Tests/Interop/browser_upload.py (against an ``UploadServer`` on 127.0.0.1) and
+/// Tests/Interop/browser_resume.py (against `formpost serve`, behind a proxy that counts the
+/// bytes the browser sends, under faults).
 /// Chromium, chromedriver and Python's selenium are peers as nginx and curl are: when one is
 /// missing the test fails, naming it (scripts/test installs them). On Linux only: macOS
 /// runners have neither Debian's Chromium nor its chromedriver.
-@Suite("Upload page in Chromium", .enabled(if: Platform.isLinux, "needs Debian's Chromium and chromedriver, which macOS runners lack"))
+@Suite("Upload page in Chromium", .serialized, .enabled(if: Platform.isLinux, "needs Debian's Chromium and chromedriver, which macOS runners lack"))
 struct BrowserTests {
     /// What browser_upload.py prints.
     struct Run: Decodable {
@@ -31,6 +33,16 @@ struct BrowserTests {
         let plain: Receipt?
     }
 
+    /// What browser_resume.py prints.
+    struct Resumed: Decodable {
+        let scenario: String
+        /// The files the receipt must list, as the script made them.
+        let made: [Run.Made]
+        let receipt: Receipt?
+        /// The bytes the browser sent (for `different`: since the other file was chosen).
+        let sent: Int64
+    }
+
     /// The largest file the server takes in this test; the script sends one byte more to see the page show a 413.
     static let maxFileSize: Int64 = 2 << 20
 
@@ -48,15 +60,16 @@ struct BrowserTests {
         return missing
     }
 
-    @Test("Chromium uploads odd filenames through the page (XMLHttpRequest, progress, a dropped file) and the plain form; names, sizes and SHA-256 match, on disk too")
-    func chromium() async throws {
+    @Test("Chromium uploads odd filenames through the page (resumable uploads, or one XMLHttpRequest where the server takes none; progress, a dropped file) and the plain form; names, sizes and SHA-256 match, on disk too",
+          arguments: [true, false])
+    func chromium(resumable: Bool) async throws {
         let missing = try await offPool { try BrowserTests.missingPeers() }
         try #require(missing.isEmpty, "the browser test needs \(missing.joined(separator: ", ")); scripts/test installs them")
         let work = try SampleDirectory()
         let files = work.path + "/files", storage = work.path + "/uploads", screenshot = work.path + "/upload-page.png"
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
         let configuration = ReceiverConfiguration(directory: storage, maxFileSize: Self.maxFileSize)
-        let finished = try await withPageServer(configuration) { base in
+        let finished = try await withPageServer(configuration, resumable: resumable) { base in
             try await offPool {
                 try ChildProcess("python3", [Subprocess.interopScript("browser_upload.py"), base.absoluteString, files, screenshot, String(Self.maxFileSize)]).finish()
             }
@@ -77,9 +90,40 @@ struct BrowserTests {
         }
         #expect(xhr.files.count == 6 && plain.files.count == 5)
         // What the receipts list and nothing else: the refused upload left no file.
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: storage)) == Set((xhr.files + plain.files).map(\.storedAs)))
+        #expect(Set(try storedFiles(in: storage)) == Set((xhr.files + plain.files).map(\.storedAs)))
         let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "the screenshot is not a PNG")
         Attachment.record(Array(png), named: "upload-page.png")
+    }
+
+    /// The files stored in `directory` (not the hidden directories of resumable uploads in progress).
+    func storedFiles(in directory: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }
+    }
+
+    @Test("The page resumes each file under a fault, throttled by DevTools: paused and resumed; offline for 4 s; the receiver killed and started again; the tab reloaded; three files, one cut; another file of the same name, size and time after a reload (uploaded anew); the stored file's SHA-256 is the file's, and the bytes sent stay close to its size",
+          arguments: ["pause", "offline", "killed", "reload", "three", "different"])
+    func resumes(scenario: String) async throws {
+        let missing = try await offPool { try BrowserTests.missingPeers() }
+        try #require(missing.isEmpty, "the browser test needs \(missing.joined(separator: ", ")); scripts/test installs them")
+        let work = try SampleDirectory()
+        let finished = try await offPool {
+            try ChildProcess("python3", [Subprocess.interopScript("browser_resume.py"), formpostBinary, work.path, scenario]).finish()
+        }
+        let stderr = String(decoding: finished.stderr, as: UTF8.self)
+        #expect(finished.status == 0, "browser_resume.py \(scenario) exited \(finished.status): \(stderr)")
+        let run = try JSONDecoder().decode(Resumed.self, from: finished.stdout)
+        let receipt = try #require(run.receipt, "no receipt: \(stderr)")
+        #expect(receipt.files.map(\.filename) == run.made.map(\.filename))
+        #expect(receipt.files.map(\.sha256) == run.made.map(\.sha256))
+        let storage = work.path + "/uploads"
+        for file in receipt.files {
+            let stored = try Data(contentsOf: URL(fileURLWithPath: storage + "/" + file.storedAs))
+            #expect(Int64(stored.count) == file.size && sha256Hex(stored) == file.sha256, "\(file.filename) stored as \(file.storedAs)")
+        }
+        // Nothing else stored: no file completed from another's bytes.
+        #expect(Set(try storedFiles(in: storage)) == Set(receipt.files.map(\.storedAs)))
+        let total = run.made.reduce(0) { $0 + $1.size }
+        #expect(run.sent <= total + total / 10 + 256 << 10, "the browser sent \(run.sent) bytes for \(total) bytes of files")
     }
 }

@@ -4,13 +4,17 @@ every receipt against the files it made.
 
 usage: browser_upload.py URL WORK_DIR SCREENSHOT MAX_FILE_SIZE
 
+The page sends each file as a resumable upload when the server takes them, else the whole
+form in one XMLHttpRequest: the checks are the same either way.
+
 Makes files in WORK_DIR whose names hold quotes, %, emoji, spaces and markup, with random
 content (one over 1 MiB, one empty), and then:
-1. the page's form (XMLHttpRequest): chosen through the file input, one more file dropped
+1. the page's form (its script): chosen through the file input, one more file dropped
    on the drop zone (a file made in the page, its name with CR LF and quotes), a non-ASCII
    title; waits for the receipt table and checks it (filename, size, SHA-256 of each, the
-   cells' text and the raw JSON the page keeps), and that the progress bar reached its end;
-   saves a screenshot to SCREENSHOT;
+   cells' text and the raw JSON the page keeps), that the progress bar reached its end, and
+   each file's element (`data-state="done"`, its `data-sha256`, its progress bar's
+   `aria-valuenow`); saves a screenshot to SCREENSHOT;
 2. a file over MAX_FILE_SIZE through the same form: the page must show the 413 and its message;
 3. the plain form, submitted by the browser itself: checks the JSON Chromium then shows.
 Prints {"browser", "made", "xhr", "plain"} as JSON (made: the files each receipt must list,
@@ -127,7 +131,7 @@ def upload_with_page(driver, paths, made):
         failures.append(f"the page's upload failed: {driver.find_element(By.ID, 'error').text!r}")
         return made, None
     receipt = json.loads(driver.find_element(By.ID, "receipt-json").get_attribute("textContent"))
-    check_receipt("page (XMLHttpRequest)", receipt, made, TITLE)
+    check_receipt("page", receipt, made, TITLE)
     rows = driver.find_elements(By.CSS_SELECTOR, "#receipt-files tbody tr")
     cells = [[cell.get_attribute("textContent") for cell in row.find_elements(By.TAG_NAME, "td")] for row in rows]
     sizes = [int(row.get_attribute("data-bytes")) for row in rows]
@@ -138,7 +142,10 @@ def upload_with_page(driver, paths, made):
     check(not driver.find_elements(By.CSS_SELECTOR, "#receipt img, #receipt b"), "markup from the receipt became elements")
     progress = driver.find_element(By.ID, "progress")
     value, maximum = float(progress.get_attribute("value")), float(progress.get_attribute("max"))
-    check(maximum > sum(m["size"] for m in made) and value == maximum, f"the progress bar ended at {value} of {maximum}")
+    check(maximum >= sum(m["size"] for m in made) and value == maximum, f"the progress bar ended at {value} of {maximum}")
+    elements = driver.execute_script("""return Array.from(document.querySelectorAll('#file-list li[data-file-name]'), (li) =>
+        [li.dataset.fileName, li.dataset.state, li.dataset.sha256, Number(li.querySelector('[role=progressbar]').getAttribute('aria-valuenow'))])""")
+    check(elements == [[m["filename"], "done", m["sha256"], m["size"]] for m in made], f"the files' elements read {elements!r}")
     check(driver.find_element(By.ID, "error").get_attribute("hidden") is not None, "an error is shown after a successful upload")
     errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     check(not errors, f"the console shows errors (a Content-Security-Policy violation?): {errors!r}")
@@ -163,6 +170,8 @@ def refused_upload(driver):
     check(state == "failed" and error.is_displayed(), f"a file over the limit ended in state {state!r}")
     check("HTTP 413" in error.text and "maxFileSize" in error.text, f"the error shown for a file over the limit: {error.text!r}")
     check(not driver.find_element(By.ID, "receipt").is_displayed(), "a receipt is shown for a refused upload")
+    state = driver.execute_script("const li = document.querySelector('#file-list li[data-file-name]'); return li && li.dataset.state")
+    check(state == "failed", f"the refused file's element is in state {state!r}")
 
 
 def upload_with_plain_form(driver, paths, made):
