@@ -26,6 +26,7 @@ let package = Package(
         // (and ICU) into every receiver; "ConfigurationSupport" brings swift-configuration.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         // swift-crypto 4 imports FoundationEssentials where it can (3 imported all of Foundation).
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -99,6 +100,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // `formpost`. On Linux it loads no FoundationNetworking: `--transport urlsession`

@@ -15,6 +15,7 @@ import FormPostServer
 import Hummingbird
 import Logging
 import NIOSSL
+import ServiceLifecycle
 
 /// `formpost serve`: receives multipart uploads and stores files under `--dir`.
 struct ServeCommand: AsyncParsableCommand {
@@ -73,6 +74,9 @@ struct ServeCommand: AsyncParsableCommand {
     var noResumable = false
     @Flag(name: .customLong("no-page"), help: "Do not serve the upload page at GET / (which then answers 405, as every method but POST).")
     var noPage = false
+    @Option(name: .customLong("shutdown-grace"),
+            help: "Seconds the requests in flight have to finish after SIGTERM or SIGINT, while no new connection is taken; then their connections are closed (a resumable upload goes on from what was stored when the server runs again; a cut multipart upload leaves nothing).")
+    var shutdownGrace: Double = 30
     /// For tests of crash safety: the server kills itself (SIGKILL) at this step of storing a
     /// complete resumable upload (a ``CompletionStep``'s name).
     @Option(name: .customLong("kill-at-completion-step"), help: .hidden)
@@ -93,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw fail(UsageError("--idle-upload-expiry \(idleUploadExpiry): expected seconds between 0 and ten years"))
         }
         guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
+        guard shutdownGrace >= 0, shutdownGrace <= 86_400 else { throw fail(UsageError("--shutdown-grace \(shutdownGrace): expected seconds between 0 and 86400")) }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
         guard let bytesPerClient = ByteSize.parse(maxBytesInProgressPerClient), bytesPerClient > 0 else {
             throw fail(UsageError("--max-bytes-in-progress-per-client \(maxBytesInProgressPerClient): expected bytes or K/M/G"))
@@ -161,6 +166,12 @@ struct ServeCommand: AsyncParsableCommand {
                                    resumable: resumable, uploadPage: !noPage).application { boundPort in
             Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
         }
-        try await app.runService()
+        // SIGTERM or SIGINT: the listening socket closes, each connection ends after its
+        // request in flight, for at most --shutdown-grace; then the rest are cancelled.
+        var group = ServiceGroupConfiguration(services: [.init(service: app), .init(service: StopAnnouncement(grace: shutdownGrace),
+                                                                                  successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)],
+                                              gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
+        group.maximumGracefulShutdownDuration = .milliseconds(Int64(shutdownGrace * 1000))
+        try await ServiceGroup(configuration: group).run()
     }
 }

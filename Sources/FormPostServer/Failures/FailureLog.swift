@@ -15,12 +15,15 @@ import NIOHTTP1
 
 /// How a failure that ended a request's handling is logged: a client that went away before
 /// its body ended (its connection closed or reset mid-body) at notice — the client's doing,
-/// which the server survives — and any other failure at error.
+/// which the server survives — and so a request cancelled because the server stops (past
+/// its grace); any other failure at error.
 enum FailureLog {
     /// Logs `error`, which ended the handling of `request`, to `logger` at its level.
     static func log(_ error: any Error, of request: Request, to logger: Logger) {
         if clientWentAway(error) {
             logger.notice("\(request.method) \(request.uri.path) ended by the client: \(String(reflecting: error))")
+        } else if error is CancellationError {
+            logger.notice("\(request.method) \(request.uri.path) ended by the server's stop")
         } else {
             logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))")
         }
