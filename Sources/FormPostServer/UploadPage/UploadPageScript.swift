@@ -273,6 +273,7 @@ extension UploadPage {
               this.item.dataset.state = state;
               if (note !== undefined) this.note.textContent = note;
               this.toggle.hidden = !["uploading", "waiting", "paused"].includes(state);
+              if (state === "done") this.bar.value = this.bar.max;
               this.toggle.textContent = state === "paused" ? "Resume" : "Pause";
             }
 
@@ -286,6 +287,7 @@ extension UploadPage {
             // Progress: bytes of the upload sent (acknowledged or on their way).
             sent(offset) {
               const bytes = this.fileBytes(offset);
+              this.bytesSent = bytes;
               this.bar.value = bytes;
               this.bar.setAttribute("aria-valuenow", String(bytes));
               const now = performance.now(), speed = this.speed;
@@ -518,7 +520,7 @@ extension UploadPage {
 
           function overall() {
             const total = uploads.reduce((sum, upload) => sum + upload.file.size, 0);
-            const sent = uploads.reduce((sum, upload) => sum + Number(upload.bar.value), 0);
+            const sent = uploads.reduce((sum, upload) => sum + (upload.bytesSent || 0), 0);
             progress.max = Math.max(total, 1);
             progress.value = total > 0 ? sent : (uploads.length && uploads.every((upload) => upload.state === "done") ? 1 : 0);
             if (busy) progressText.textContent = (total > 0 ? Math.floor(100 * sent / total) : 100) + " % — " + formatSize(sent) + " of " + formatSize(total);
@@ -704,11 +706,13 @@ extension UploadPage {
             start();
           });
 
-          // Sends the chosen files, each resumably (again, those sent before).
+          // Sends the chosen files, each resumably: those not stored yet (a failed one anew), or,
+          // when every one is stored, all of them again.
           function start() {
             startFields = textFields();
             input.disabled = true;
-            uploads = uploads.map((upload) => (upload.state === "queued" ? upload : new Upload(upload.file)));
+            const again = uploads.every((upload) => upload.state === "done");
+            uploads = uploads.map((upload) => (upload.state === "queued" || (upload.state === "done" && !again) ? upload : new Upload(upload.file)));
             list.replaceChildren(...uploads.map((upload) => upload.item));
             pump();
           }
