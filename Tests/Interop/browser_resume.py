@@ -259,7 +259,7 @@ def main():
             wait_until(driver, "40 % sent", past(0.4, size))
             driver.find_element(By.CSS_SELECTOR, "#file-list li button").click()
             wait_until(driver, "the file paused", lambda found: found[0]["state"] == "paused")
-            time.sleep(0.5)
+            time.sleep(1)
             before = proxy.sent
             time.sleep(1.5)
             observed["sentWhilePaused"] = proxy.sent - before
@@ -293,7 +293,9 @@ def main():
             before_reload = proxy.sent
             choose(driver, url, paths)
         elif SCENARIO == "three":
-            busiest = wait_until(driver, "three files sent at once", lambda found: sum(item["state"] == "uploading" and item["sent"] > 0 for item in found) == 3)
+            # Under way: sending, or (the one cut) waiting to send again.
+            busiest = wait_until(driver, "three files sent at once",
+                                 lambda found: sum(item["state"] in ("uploading", "waiting") and item["sent"] > 0 for item in found) == 3)
             observed["atOnce"] = busiest
         receipt = finished(driver)
         final = items(driver)
