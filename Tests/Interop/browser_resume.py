@@ -14,12 +14,13 @@ upload is throttled by DevTools' network emulation. SCENARIO is one of:
 - killed: the receiver is killed (SIGKILL) at 40 % and started again on the same directory
   and port 2 s later: the file retries until it answers, and resumes;
 - reload: the tab is reloaded at 50 % and the same file chosen again: it resumes from the
-  server's offset (`data-resumed-from` > 0);
-- three: three files at once; the proxy cuts the first connection that has carried 1.5 MiB:
+  server's offset (`data-resumed-from` > 0); a record past its expiry, left in localStorage
+  before the reload, is forgotten;
+- three: three files at once; the proxy cuts the first connection that has carried 1.2 MiB:
   that file retries and resumes, the others go on;
 - different: the tab is reloaded at 40 % and another file with the same name, size and
   modification time chosen: it is uploaded from zero, never completed onto the first one's upload.
-Prints {"scenario", "made" (filename, size, sha256 of each file the receipt must list),
+In every scenario the page must remember no upload once done. Prints {"scenario", "made" (filename, size, sha256 of each file the receipt must list),
 "receipt", "sent" (bytes the browser sent), "observed"} as JSON; exits 1, saying what
 differs, when a check fails. Chromium and chromedriver are Debian's (found on PATH).
 """
@@ -284,6 +285,9 @@ def main():
         elif SCENARIO in ("reload", "different"):
             wait_until(driver, "half sent" if SCENARIO == "reload" else "40 % sent", past(0.5 if SCENARIO == "reload" else 0.4, size))
             time.sleep(0.5)
+            # A record past its expiry, which the page forgets when it loads.
+            driver.execute_script("""localStorage.setItem('formpost-upload ["expired"]',
+                JSON.stringify({url: '/uploads/0123456789abcdef0123456789abcdef', expires: Date.now() - 1000}))""")
             driver.refresh()
             if SCENARIO == "different":
                 first = os.stat(paths[0])
@@ -299,6 +303,9 @@ def main():
             observed["atOnce"] = busiest
         receipt = finished(driver)
         final = items(driver)
+        # Finished uploads are forgotten, and expired ones.
+        observed["remembered"] = driver.execute_script("return Object.keys(localStorage).filter((key) => key.startsWith('formpost-upload '))")
+        check(observed["remembered"] == [], f"the page still remembers {observed['remembered']!r}")
         observed["final"] = final
         errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
         observed["consoleErrors"] = errors
