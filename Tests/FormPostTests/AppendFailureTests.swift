@@ -32,6 +32,8 @@ struct AppendFailureTests {
             let url = try await create(kind, base: base, length: content.count)
             let data = disk.path + "/" + (kind == .tus ? ".tus/" : ".resumable/") + (url.split(separator: "/").last.map(String.init) ?? "") + ".data"
             let filler = try DiskFiller(in: disk.path, leaving: 100 * 1024)
+            let watched = DurabilityTests.resolved(disk.path)
+            FileSync.recorder.watch(watched)
             // The first batch (256 KiB) fills the disk after 100 KiB, while the next is gathered.
             let append = try StalledRequest(port: port, head: appendHead(kind, path: String(url.dropFirst(base.count)), length: content.count))
             append.send(content[..<sent])
@@ -47,6 +49,9 @@ struct AppendFailureTests {
             #expect(status.hasPrefix("HTTP/1.1 507") || status.isEmpty, "the append answered \(status)")
             if status.isEmpty { try await Task.sleep(for: .seconds(1)) }
             let offset = try #require(try await offset(kind, url))
+            // The bytes written before the failure count only once synced.
+            let syncs = FileSync.recorder.events(under: watched)
+            #expect(syncs.contains(.data(DurabilityTests.resolved(data))), "the bytes written before the failure were not synced: \(syncs)")
             let kept = try Data(contentsOf: URL(fileURLWithPath: data))
             #expect(offset == Int64(kept.count) && offset <= stalled, "HEAD says \(offset), the data holds \(kept.count) bytes, \(stalled) were written before the failure")
             let inOrder = kept.count <= content.count && kept.elementsEqual(content[..<kept.count])

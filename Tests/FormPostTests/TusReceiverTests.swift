@@ -92,13 +92,11 @@ struct TusReceiverTests {
             let socket = try #require(try RawSocket.connect(port: port))
             let partial = Array(head.utf8) + content[0..<sent]
             _ = partial.withUnsafeBytes { POSIX.send(socket, $0) }
-            // While it runs, the offset grows as batches are written, and never passes what was sent.
-            var seen: Int64 = 0
-            for _ in 0..<100 where seen <= 0 {
-                seen = try await offset(url) ?? -1
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            #expect(seen > 0 && seen <= Int64(sent), "while the stalled append holds 300 KiB, HEAD says \(seen)")
+            // While it runs, its bytes reach the disk, but HEAD acknowledges none of them: they
+            // count once the append has ended, synced.
+            try await offPool { waitUntilStored(in: uploads.path + "/.tus", moreThan: 0) }
+            var seen = try await offset(url) ?? -1
+            #expect(seen == 0, "while the stalled append holds 300 KiB, HEAD says \(seen)")
             let second = try await request("PATCH", url, body: Array(content[sent...]), headers: [HTTPField.Name("Upload-Offset")!: String(sent)])
             #expect(second.status == 423)
             // Cut: every byte that arrived is written, and counts.

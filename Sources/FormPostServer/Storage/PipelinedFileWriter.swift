@@ -56,20 +56,21 @@ struct PipelinedFileWriter {
         return failure == nil
     }
 
-    /// Writes everything taken (unless a write failed), syncs it to the disk
-    /// (``FileSync/data(_:what:)``, once, when anything was written), and tells what was
-    /// written. The writes and the sync go on when the task is cancelled (its request went
-    /// away): what was received is kept. When the sync fails, nothing of this writer's
-    /// bytes is reported written (the caller cuts them off) and no hash is given.
+    /// Writes everything taken (unless a write failed), syncs what was written to the disk
+    /// (``FileSync/data(_:what:)``, once, when anything was written — after a failed write
+    /// too, so that the bytes written before it count only once they are on the disk), and
+    /// tells what was written. The writes and the sync go on when the task is cancelled (its
+    /// request went away): what was received is kept. When the sync fails, nothing of this
+    /// writer's bytes is reported written (the caller cuts them off) and no hash is given.
     mutating func finish() async -> Written {
         await dispatch()
         await waitForInFlight()
-        if failure == nil, progress.written > 0 {
+        if progress.written > 0 {
             let (descriptor, threadPool) = (self.descriptor, self.threadPool)
             do {
                 try await Task { try await threadPool.runIfActive { try FileSync.data(descriptor) } }.value
             } catch {
-                return Written(bytes: 0, digest: nil, failure: error)
+                return Written(bytes: 0, digest: nil, failure: failure ?? error)
             }
         }
         return Written(bytes: progress.written, digest: progress.hasher, failure: failure)

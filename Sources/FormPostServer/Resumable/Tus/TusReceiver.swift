@@ -283,6 +283,12 @@ public struct TusReceiver: Sendable {
             return appended(info.length, info: info)
         }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
+        if expected == nil {
+            // Until the append ends (its bytes synced, or cut back), HEAD answers where it
+            // began: bytes in the page cache are not yet acknowledged.
+            unverified.begin(id, at: offset)
+        }
+        defer { if expected == nil { try? unverified.end(id) {} } }
         if expected != nil {
             do {
                 try await beginUnverified(id, info: info, at: offset)

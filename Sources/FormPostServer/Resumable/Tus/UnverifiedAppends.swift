@@ -1,8 +1,9 @@
 import Synchronization
 
-/// tus appends under way whose bytes count only once their checksum holds: while one is
+/// tus appends under way whose bytes count only once their checksum holds — or, for an
+/// append without a checksum, once they are synced and the append has ended: while one is
 /// written, the upload's offset is still where it began (what `HEAD` answers), not the
-/// size of its data, which holds bytes that may yet be undone. Settling an append (undoing
+/// size of its data, which holds bytes that may yet be undone or lost. Settling an append (undoing
 /// it, or keeping it) and reading that upload's offset never overlap; other uploads' offsets
 /// are read meanwhile (each upload has a lock of its own; the table of them is held only to
 /// find one, or to measure an offset no append is under way for). This is the server's memory of them; the upload's state says so too
