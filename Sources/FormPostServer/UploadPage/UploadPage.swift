@@ -13,8 +13,11 @@ import Hummingbird
 /// (``ResumableUploadReceiver``), as a form of its own: the form's text fields, then the
 /// file as a part named `files` — the receipt the server keeps for it is the one a
 /// multipart request would have had. An upload is created by an empty `POST` to the page's
-/// URL (`Upload-Complete: ?0`, `Upload-Length`), and appended to by `PATCH` requests of up
-/// to 64 MiB, the last with `Upload-Complete: ?1`. At most three files are sent at once;
+/// URL (`Upload-Complete: ?0`, `Upload-Length`), and appended to by `PATCH` requests, the
+/// last with `Upload-Complete: ?1`: a file from 8 MiB up as the form's framing, the `File`
+/// itself (which the browser sends from its path) and the framing after it; anything else
+/// (a smaller file's form, what is left of a file after a fault) in slices of at most
+/// 64 MiB. At most three files are sent at once;
 /// each shows its progress, speed and state, and can be paused and resumed. After a
 /// failure (no answer, a 5xx, 409, 423 or 429) the file waits — 1, 2, 4, 8, 16, then 30 s,
 /// the delay counted down on the page, longer when the server's `Retry-After` says so —
@@ -25,8 +28,8 @@ import Hummingbird
 /// size, last-modified time and the page's origin and path, with a hash of its first and
 /// last MiB and of eight 64 KiB pieces between: the same file chosen again after a reload
 /// resumes from the server's offset, while a file whose sampled bytes differ starts a new
-/// upload (the old one is deleted). Finished, refused, missing and expired uploads are
-/// forgotten. When the server takes no resumable uploads (the body's `data-resumable` is
+/// upload (the old one is deleted); a file resumed keeps the text fields it began with.
+/// Finished, refused, missing and expired uploads are forgotten. When the server takes no resumable uploads (the body's `data-resumable` is
 /// `false`), or no file is chosen, the form is sent in one `XMLHttpRequest`.
 ///
 /// The form also works without script: the browser then sends it itself and shows the
