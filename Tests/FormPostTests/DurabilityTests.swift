@@ -154,6 +154,23 @@ struct DurabilityTests {
         _ = try TusReceiver(configuration: configuration)
         _ = first
     }
+
+    @Test("formpost serve with --state-dir does not move the uploads of a process still receiving in the hidden directory: it exits 75 and they stay")
+    func stateDirectoryMoveRefusedWhileHeld() async throws {
+        let sample = try SampleDirectory()
+        // The first receives in DIR/.tus, as without --state-dir.
+        let first = try TusReceiver(configuration: ReceiverConfiguration(directory: sample.path))
+        let id = UploadStore.randomName()
+        let upload = [sample.path + "/.tus/" + id + ".json", sample.path + "/.tus/" + id + ".data"]
+        for path in upload { #expect(FileManager.default.createFile(atPath: path, contents: Data("in flight".utf8))) }
+        let second = try ChildProcess(formpostBinary, ["serve", "--port", "0", "--dir", sample.path, "--state-dir", sample.path + "/state", "--no-resumable"])
+        let finished = try second.finish(timeout: 60)
+        let message = String(decoding: finished.stderr, as: UTF8.self)
+        #expect(finished.status == 75, "\(finished.status): \(message)")
+        #expect(message.contains("state directory \(sample.path)/.tus is in use by another process"), "\(message)")
+        for path in upload { #expect(FileManager.default.fileExists(atPath: path), "\(path) was moved") }
+        _ = first
+    }
 }
 
 /// A log handler that keeps what it is given.

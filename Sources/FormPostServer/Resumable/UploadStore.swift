@@ -108,6 +108,8 @@ struct UploadStore: Sendable {
     /// (the state directory itself, when it was put inside `old`).
     private static func moveUploads(from old: String, to new: String) throws {
         guard access(old, F_OK) == 0 else { return }
+        // A process still receiving in the hidden directory keeps its uploads there.
+        try StateDirectoryLock.take(old)
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: old)
