@@ -116,6 +116,28 @@ struct ResumableIntegrityTests {
         }
     }
 
+    @Test("draft: a representation whose completion fails before it is recorded is stored by the sweep, with no request on it: one file, with its SHA-256")
+    func draftSweepCompletesUnrecorded() async throws {
+        let uploads = try SampleDirectory()
+        let fault = StepFault(.fail, at: .beforeRecording)
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(20))
+        try await withReceivers(configuration, fault: fault) { [crash] port, _ in
+            let failed = try await crash.draft(.post, "http://127.0.0.1:\(port)/upload", body: CompletionCrashTests.content, contentType: "application/octet-stream",
+                                               headers: [Self.uploadComplete: "?1"])
+            #expect(failed.status == 500 && fault.count == 1, "the completion failing before it was recorded answered \(failed.status)")
+            // The 500 names no upload (the client learnt it from a 104, which this one ignores): its state does.
+            let states = try FileManager.default.contentsOfDirectory(atPath: uploads.path + "/.resumable").filter { $0.hasSuffix(".json") }
+            try #require(states.count == 1, "states: \(states)")
+            let id = String(states[0].dropLast(".json".count))
+            // The sweep (every 10 s here) stores it, within 30 s.
+            let stored = try await offPool { Self.waitUntil { Self.stateSays(uploads.path + "/.resumable/" + id + ".json", has: "answer") } }
+            #expect(stored, "no sweep stored the upload whose completion failed before it was recorded")
+            let files = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
+            let content = try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + (files.first ?? "")))
+            #expect(files.count == 1 && sha256Hex(content) == sha256Hex(CompletionCrashTests.content), "the directory holds \(files)")
+        }
+    }
+
     @Test("tus: a receiver started on a directory holding an upload whose completion failed stores it at start, before any request")
     func tusStartCompletes() async throws {
         let uploads = try SampleDirectory()

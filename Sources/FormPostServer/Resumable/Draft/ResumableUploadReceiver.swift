@@ -496,7 +496,9 @@ public struct ResumableUploadReceiver: Sendable {
             _ = try ResumableForms.settle(id, info: info, in: store)
             return true
         }
-        guard !info.isForm, info.completing != nil, let length = info.length, store.dataSize(id) == length else { return false }
+        // A representation whose every byte is there: its completion failed, recorded or not
+        // (before its name was: the stored file's name and SHA-256 are planned now).
+        guard !info.isForm, let length = info.length, store.dataSize(id) == length else { return false }
         _ = try storeFile(id, info: info, offset: length, sha256: nil, in: store)
         return true
     }
