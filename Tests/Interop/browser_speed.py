@@ -2,7 +2,7 @@
 """Measures, in headless Chromium, how fast `formpost serve`'s page uploads one large file
 resumably, against the same file sent as one multipart XMLHttpRequest POST.
 
-usage: browser_speed.py FORMPOST WORK_DIR [--size MiB] [--runs N] [--chunk MiB ...]
+usage: browser_speed.py FORMPOST WORK_DIR [--size MiB] [--runs N] [--chunk MiB ...] [--raw]
 
 Starts `FORMPOST serve` on a free port (storing in WORK_DIR/uploads, emptied after each
 run), makes a file of --size MiB (1024 unless told) of random bytes in WORK_DIR, and uploads
@@ -13,7 +13,9 @@ it over loopback, unthrottled, --runs times (3 unless told) each way, alternatin
   slices of that size, as it sends the rest of a file after a cut (DevTools lets the
   altered script past the page's Content-Security-Policy);
 - xhr: the same file in a FormData (the form's title and the file) sent by one
-  XMLHttpRequest POST from the same page, timed in the page.
+  XMLHttpRequest POST from the same page, timed in the page;
+- with --raw, raw: the same File as a resumable upload that is no form (created empty, then
+  one PATCH of the File with `Upload-Complete: ?1`), timed in the page.
 Prints each run's seconds and the medians as JSON, with the throughput in MB/s.
 """
 import argparse
@@ -39,6 +41,7 @@ parser.add_argument("work")
 parser.add_argument("--size", type=int, default=1024, help="MiB")
 parser.add_argument("--runs", type=int, default=3)
 parser.add_argument("--chunk", type=int, nargs="*", default=[], help="MiB per PATCH, replacing the page's own")
+parser.add_argument("--raw", action="store_true", help="also the File as a resumable upload that is no form")
 arguments = parser.parse_args()
 MiB = 1 << 20
 
@@ -117,6 +120,36 @@ def xhr_run(driver, url, path):
     return outcome["seconds"]
 
 
+def raw_run(driver, url, path):
+    load(driver, url, None)
+    driver.find_element(By.ID, "files").send_keys(path)
+    driver.set_script_timeout(3600)
+    outcome = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const file = document.getElementById("files").files[0];
+        const started = performance.now();
+        const create = new XMLHttpRequest();
+        create.open("POST", location.pathname);
+        create.setRequestHeader("Upload-Complete", "?0");
+        create.setRequestHeader("Upload-Length", String(file.size));
+        create.setRequestHeader("Content-Type", "application/octet-stream");
+        create.onerror = () => done({status: 0, seconds: 0});
+        create.onload = () => {
+            const xhr = new XMLHttpRequest();
+            xhr.open("PATCH", create.getResponseHeader("Location"));
+            xhr.setRequestHeader("Upload-Offset", "0");
+            xhr.setRequestHeader("Upload-Complete", "?1");
+            xhr.setRequestHeader("Content-Type", "application/partial-upload");
+            xhr.onload = () => done({status: xhr.status, seconds: (performance.now() - started) / 1000});
+            xhr.onerror = () => done({status: 0, seconds: 0});
+            xhr.send(file);
+        };
+        create.send();""")
+    if outcome["status"] != 200:
+        sys.exit(f"browser_speed.py: the raw resumable upload answered {outcome['status']}")
+    return outcome["seconds"]
+
+
 def main():
     os.makedirs(arguments.work, exist_ok=True)
     storage = os.path.join(arguments.work, "uploads")
@@ -139,6 +172,8 @@ def main():
     kinds = [("page", None)] + [(f"page, {chunk} MiB slices", chunk) for chunk in arguments.chunk]
     seconds = {kind: [] for kind, _ in kinds}
     seconds["xhr"] = []
+    if arguments.raw:
+        seconds["raw"] = []
     try:
         for _ in range(arguments.runs):
             for kind, chunk in kinds:
@@ -146,6 +181,9 @@ def main():
                 empty(storage)
             seconds["xhr"].append(round(xhr_run(driver, url, path), 3))
             empty(storage)
+            if arguments.raw:
+                seconds["raw"].append(round(raw_run(driver, url, path), 3))
+                empty(storage)
     finally:
         driver.quit()
         server.terminate()
