@@ -156,12 +156,11 @@ extension UploadPage {
 
           class Failure extends Error {
             // final: the server's answer ends this file (no retry); gone: its upload no longer exists.
-            constructor(message, { final = false, gone = false, retryAfter = 0, response = null } = {}) {
+            constructor(message, { final = false, gone = false, retryAfter = 0 } = {}) {
               super(message);
               this.final = final;
               this.gone = gone;
               this.retryAfter = retryAfter;
-              this.response = response;
             }
           }
 
@@ -218,7 +217,7 @@ extension UploadPage {
             const retryAfter = Math.min(Number(xhr.getResponseHeader("Retry-After")) || 0, 60);
             if (xhr.status === 404 || xhr.status === 410) return new Failure(message, { gone: true });
             if (retryable(xhr.status)) return new Failure(message, { retryAfter });
-            return new Failure(message, { final: true, response: xhr });
+            return new Failure(message, { final: true });
           }
 
           // MARK: one file
