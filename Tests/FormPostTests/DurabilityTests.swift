@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 @testable import FormPostServer
 import Logging
@@ -62,6 +63,32 @@ struct DurabilityTests {
             #expect(afterCompletion.contains(.directory(storage)), "the directory the stored file was linked into: \(afterCompletion)")
             #expect(afterCompletion.last == .directory(state), "the complete state, saved last: \(afterCompletion)")
             #expect(try Data(contentsOf: URL(fileURLWithPath: storage + "/" + stored)) == Data(content))
+        }
+    }
+
+    @Test("tus: an append whose checksum does not hold is cut back, and the data's new size synced, before the state that drops it is saved")
+    func tusUndoSyncsTheCut() async throws {
+        let sample = try SampleDirectory()
+        let storage = Self.watchedDirectory(sample)
+        let state = storage + "/.tus"
+        let content = Array("bytes whose checksum is another's".utf8)
+        try await withUploadServer(directory: storage, resumableExpiry: .seconds(3600)) { port in
+            let created = try await offPool { try Self.tus("POST", "/files", port: port, headers: ["Upload-Length": String(content.count)]) }
+            let location = try #require(created.headers["location"])
+            let id = String(location.split(separator: "/").last ?? "")
+            let before = FileSync.recorder.events(under: storage).count
+            let wrong = "sha256 " + Data(SHA256.hash(data: Array("other".utf8))).base64EncodedString()
+            let refused = try await offPool {
+                try Self.tus("PATCH", location, port: port, headers: ["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream",
+                                                                      "Upload-Checksum": wrong], body: content)
+            }
+            #expect(refused.status == 460)
+            let events = Array(FileSync.recorder.events(under: storage).dropFirst(before))
+            // The append's bytes are synced as it ends, then, cut back, the data's new size.
+            let saved = try #require(events.lastIndex(of: .data(state + "/" + id + ".json.tmp")), "\(events)")
+            let dataSyncs = events[..<saved].filter { $0 == .data(state + "/" + id + ".data") }.count
+            #expect(dataSyncs == 2, "the cut data is synced before the state is saved: \(events)")
+            #expect(FileManager.default.contents(atPath: state + "/" + id + ".data")?.isEmpty == true)
         }
     }
 

@@ -217,11 +217,16 @@ struct UploadStore: Sendable {
         return descriptor
     }
 
-    /// Cuts `id`'s data back to `offset` bytes: an append that must not count is undone.
+    /// Cuts `id`'s data back to `offset` bytes and syncs its size: an append that must not
+    /// count is undone before a state that relies on it is saved.
     func cutBack(_ id: String, to offset: Int64) throws {
-        guard truncate(dataPath(id), off_t(offset)) == 0 else {
+        let descriptor = open(dataPath(id), O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ReceiverFailure.storing("undoing an append failed", errno: errno) }
+        defer { close(descriptor) }
+        guard ftruncate(descriptor, off_t(offset)) == 0 else {
             throw ReceiverFailure.storing("undoing an append failed", errno: errno)
         }
+        try FileSync.data(descriptor, what: "undoing an append failed")
     }
 
     /// A new completion of `id`: a random name to store its data under, and the data's
