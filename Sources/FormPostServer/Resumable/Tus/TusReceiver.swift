@@ -284,11 +284,13 @@ public struct TusReceiver: Sendable {
         }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
         if expected == nil {
-            // Until the append ends (its bytes synced, or cut back), HEAD answers where it
-            // began: bytes in the page cache are not yet acknowledged.
+            // Until the append's bytes are synced (or cut back), HEAD answers where it began:
+            // bytes in the page cache are not yet acknowledged.
             unverified.begin(id, at: offset)
         }
-        defer { if expected == nil { try? unverified.end(id) {} } }
+        /// HEAD answers the data's size again: what the append kept is on the disk.
+        func synced() { if expected == nil { try? unverified.end(id) {} } }
+        defer { synced() }
         if expected != nil {
             do {
                 try await beginUnverified(id, info: info, at: offset)
@@ -314,9 +316,12 @@ public struct TusReceiver: Sendable {
                 // Nothing after the failed write counts: the data ends where the bytes written in order do.
                 try? await threadPool.runIfActive { try store.cutBack(id, to: outcome.offset) }
                 if let digest { digests.put(id, digest, offset: outcome.offset) }
+                synced()
             }
             throw failure
         }
+        // The bytes kept are synced: a HEAD while the upload is completed answers them all.
+        synced()
         if outcome.cut { logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes") }
         if let expected, let checksum, outcome.cut || outcome.overflowed || checksum.finalizeBase64() != expected.digest {
             // Nothing of an append whose checksum does not hold counts, nor of one cut short.
