@@ -276,8 +276,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// their tasks); `background(identifier:)` then makes a new transport.
     public func invalidate() {
         BackgroundTransportRegistry.forget(self)
-        session.invalidateAndCancel()
-        companion?.invalidateAndCancel()
+        let session: URLSession = self.session
+        let companion: URLSession? = self.companion
+        SessionQueueCall.run {
+            session.invalidateAndCancel()
+            companion?.invalidateAndCancel()
+        }
     }
 
     public func send(_ request: TransportRequest) async throws -> UploadResponse {
@@ -380,7 +384,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             return exchanges[key]?.streamedBody
         }
         body?.stop()
-        task.cancel()
+        SessionQueueCall.run { task.cancel() }
     }
 
     // MARK: - Delegate
@@ -471,8 +475,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             if session === self.session { background?.orphanReceived(task: dataTask.taskIdentifier, bytes: data) }
             return
         }
-        // Nothing is kept past the limit, and nothing more is read.
-        if tooLarge { dataTask.cancel() }
+        // Nothing is kept past the limit, and nothing more is read. A streamed body stops
+        // first, as in cancel(_:key:): on Linux a read waiting for a stream part holds the
+        // session's queue, which `cancel()` waits for (SessionQueueCall).
+        if tooLarge {
+            exchanges.withLock { $0[key]?.streamedBody }?.stop()
+            SessionQueueCall.run { dataTask.cancel() }
+        }
     }
 
     /// Ends the exchange: removes its temporary body file, and answers the response or the
