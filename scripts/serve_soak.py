@@ -251,7 +251,12 @@ class Server:
         log_path = os.path.join(self.work, f"server-{len(self.logs) + 1}.log")
         self.logs.append(log_path)
         log = open(log_path, "wb")
-        process = subprocess.Popen([self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--dir", self.directory],
+        # Every client reaches the server through the proxy, from one address, as behind a
+        # reverse proxy; each creation whose answer is cut leaves an upload its client never
+        # learns of (incomplete_superseded), idle for an hour. The default of 10 per address
+        # is a limit for one client, which a run's lost answers reach; this is many clients.
+        process = subprocess.Popen([self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--dir", self.directory,
+                                    "--max-uploads-in-progress-per-client", "1000"],
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         log.close()
         with open(self.pid_path, "w") as f:
