@@ -11,7 +11,8 @@ import NIOSSL
 /// from a browser, unless ``uploadPage`` is false. Resumable uploads go to ``tus`` (under
 /// its base path) and to ``resumable`` (the IETF draft: requests with `Upload-Complete`,
 /// and its upload resources). A request that expects `100-continue` gets it before its body
-/// is read.
+/// is read. With ``health``, `GET /healthz` and `GET /readyz` answer as ``ServerHealth``
+/// says.
 public struct UploadServer: Sendable {
     /// The receiver that answers every request.
     public let receiver: UploadReceiver
@@ -32,14 +33,17 @@ public struct UploadServer: Sendable {
     /// Whether `GET /` and `HEAD /` answer ``UploadPage`` (true), or go to the receiver
     /// like every other request (which answers 405).
     public let uploadPage: Bool
+    /// The health endpoints (`/healthz`, `/readyz`), or nil for none.
+    public let health: ServerHealth?
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS;
     /// with `tus`, resumable uploads are received under its base path, with `resumable`
-    /// those of the IETF draft. With `uploadPage`, `GET /` answers ``UploadPage``.
+    /// those of the IETF draft. With `uploadPage`, `GET /` answers ``UploadPage``; with
+    /// `health`, `/healthz` and `/readyz` answer.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
                 tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil,
-                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = true) {
+                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = true, health: ServerHealth? = nil) {
         self.receiver = receiver
         self.host = host
         self.port = port
@@ -49,6 +53,7 @@ public struct UploadServer: Sendable {
         self.tus = tus
         self.resumable = resumable
         self.uploadPage = uploadPage
+        self.health = health
     }
 
     /// A server TLS configuration from PEM files — a certificate chain (the server's own
@@ -89,7 +94,9 @@ public struct UploadServer: Sendable {
         let tus = self.tus
         let resumable = self.resumable
         let servesPage = uploadPage
+        let health = self.health
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
+            if let health, let answer = await health.response(to: request) { return answer }
             if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
                 return UploadPage.response(head: request.method == .head, resumable: resumable != nil)
             }

@@ -77,6 +77,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-grace"),
             help: "Seconds the requests in flight have to finish after SIGTERM or SIGINT, while no new connection is taken; then their connections are closed (a resumable upload goes on from what was stored when the server runs again; a cut multipart upload leaves nothing).")
     var shutdownGrace: Double = 30
+    @Option(name: .customLong("shutdown-delay"),
+            help: "Seconds, after SIGTERM or SIGINT, during which /readyz answers 503 while new connections and requests are still taken, so that a load balancer stops sending any; then the stop of --shutdown-grace begins.")
+    var shutdownDelay: Double = 0
+    @Flag(name: .customLong("no-health"), help: "Do not answer GET /healthz (alive) and GET /readyz (storage writable, not stopping).")
+    var noHealth = false
     /// For tests of crash safety: the server kills itself (SIGKILL) at this step of storing a
     /// complete resumable upload (a ``CompletionStep``'s name).
     @Option(name: .customLong("kill-at-completion-step"), help: .hidden)
@@ -98,6 +103,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
         guard shutdownGrace >= 0, shutdownGrace <= 86_400 else { throw fail(UsageError("--shutdown-grace \(shutdownGrace): expected seconds between 0 and 86400")) }
+        guard shutdownDelay >= 0, shutdownDelay <= 86_400 else { throw fail(UsageError("--shutdown-delay \(shutdownDelay): expected seconds between 0 and 86400")) }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
         guard let bytesPerClient = ByteSize.parse(maxBytesInProgressPerClient), bytesPerClient > 0 else {
             throw fail(UsageError("--max-bytes-in-progress-per-client \(maxBytesInProgressPerClient): expected bytes or K/M/G"))
@@ -160,18 +166,19 @@ struct ServeCommand: AsyncParsableCommand {
         let directory = dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"
+        let health = noHealth ? nil : ServerHealth(directory: dir)
         let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
                                    connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections,
                                                                      maxConnectionsPerAddress: maxConnectionsPerAddress), tus: tus,
-                                   resumable: resumable, uploadPage: !noPage).application { boundPort in
+                                   resumable: resumable, uploadPage: !noPage, health: health).application { boundPort in
             Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
         }
         // SIGTERM or SIGINT: the listening socket closes, each connection ends after its
         // request in flight, for at most --shutdown-grace; then the rest are cancelled.
-        var group = ServiceGroupConfiguration(services: [.init(service: app), .init(service: StopAnnouncement(grace: shutdownGrace),
+        var group = ServiceGroupConfiguration(services: [.init(service: app), .init(service: StopAnnouncement(grace: shutdownGrace, delay: shutdownDelay, health: health),
                                                                                   successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)],
                                               gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
-        group.maximumGracefulShutdownDuration = .milliseconds(Int64(shutdownGrace * 1000))
+        group.maximumGracefulShutdownDuration = .milliseconds(Int64((shutdownDelay + shutdownGrace) * 1000))
         try await ServiceGroup(configuration: group).run()
     }
 }
