@@ -78,6 +78,8 @@ let package = Package(
             name: "FormPostServer",
             dependencies: [
                 "Multipart", "ResumableHTTP", "FormPostDigests",
+                // Requests to object storage (S3 and its compatibles).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),

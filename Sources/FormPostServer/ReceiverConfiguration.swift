@@ -54,6 +54,11 @@ public struct ReceiverConfiguration: Sendable {
     /// receipt is answered (``ReceiptDurability/synced``, the default) or left to the page
     /// cache; resumable uploads are synced before every answer either way.
     public var durability: ReceiptDurability
+    /// A bucket of object storage to store the files of multipart forms in, instead of
+    /// ``directory`` (each receipt's file then names the ``Receipt/File/bucket`` and its key
+    /// as ``Receipt/File/storedAs``); nil stores them in ``directory``. Resumable uploads
+    /// (tus, the IETF draft) are kept in ``directory`` either way.
+    public var objectStorage: ObjectStorage?
 
     /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB per
     /// field and 4 MiB of fields in all, stored files readable by their owner only (0600),
@@ -63,7 +68,7 @@ public struct ReceiverConfiguration: Sendable {
     public init(directory: String, maxBodySize: Int64 = 10 << 30, maxFileSize: Int64 = 10 << 30, maxParts: Int = 1000, maxFieldSize: Int64 = 1 << 20,
                 maxTotalFieldBytes: Int64 = 4 << 20, storedFileMode: UInt16 = 0o600, maxUploadsInProgress: Int = 1000,
                 maxUploadsInProgressPerClient: Int = 10, maxBytesInProgressPerClient: Int64 = 20 << 30, idleUploadExpiry: Duration = .seconds(3600),
-                stateDirectory: String? = nil, durability: ReceiptDurability = .synced) {
+                stateDirectory: String? = nil, durability: ReceiptDurability = .synced, objectStorage: ObjectStorage? = nil) {
         self.directory = directory
         self.maxBodySize = maxBodySize
         self.maxFileSize = maxFileSize
@@ -77,6 +82,7 @@ public struct ReceiverConfiguration: Sendable {
         self.idleUploadExpiry = idleUploadExpiry
         self.stateDirectory = stateDirectory
         self.durability = durability
+        self.objectStorage = objectStorage
     }
 
     var parserLimits: MultipartParserLimits {

@@ -82,6 +82,20 @@ struct ServeCommand: AsyncParsableCommand {
     var shutdownDelay: Double = 0
     @Flag(name: .customLong("no-health"), help: "Do not answer GET /healthz (alive) and GET /readyz (storage writable, not stopping).")
     var noHealth = false
+    @Option(name: .customLong("store"),
+            help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). Resumable uploads are then off.")
+    var store: String?
+    @Option(name: .customLong("s3-endpoint"), help: "The object store's address (scheme, host, port), for a store other than Amazon S3: http://127.0.0.1:9000.")
+    var s3Endpoint: String?
+    @Option(name: .customLong("s3-region"), help: "The region requests to the object store are signed for (else AWS_REGION, else us-east-1).")
+    var s3Region: String?
+    @Flag(name: .customLong("s3-path-style"), help: "Address the bucket in the path (endpoint/bucket/key), as most self-hosted stores need, not in the host name.")
+    var s3PathStyle = false
+
+    /// The exit status when the object store of `--store` refuses its bucket or credentials,
+    /// or cannot be reached, at start (sysexits' `EX_UNAVAILABLE`).
+    static let objectStoreUnavailableStatus: Int32 = 69
+
     /// For tests of crash safety: the server kills itself (SIGKILL) at this step of storing a
     /// complete resumable upload (a ``CompletionStep``'s name).
     @Option(name: .customLong("kill-at-completion-step"), help: .hidden)
@@ -112,14 +126,30 @@ struct ServeCommand: AsyncParsableCommand {
         guard let receiptDurability = ReceiptDurability(rawValue: durability) else {
             throw fail(UsageError("--durability \(durability): expected synced or page-cache"))
         }
+        var objectStorage: ObjectStorage?
+        if let store {
+            do {
+                objectStorage = try ObjectStorage.fromEnvironment(uri: store, endpoint: s3Endpoint, region: s3Region, pathStyle: s3PathStyle)
+            } catch {
+                throw fail(UsageError("--store \(store): \(error)"))
+            }
+        }
         let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
                                                   maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
-                                                  maxBytesInProgressPerClient: bytesPerClient, idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir, durability: receiptDurability)
+                                                  maxBytesInProgressPerClient: bytesPerClient, idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir, durability: receiptDurability, objectStorage: objectStorage)
         let receiver: UploadReceiver
         do {
             receiver = try UploadReceiver(configuration: configuration)
         } catch {
             throw fail(UsageError("cannot use \(dir): \(error)"))
+        }
+        if let objectStorage {
+            do {
+                try await objectStorage.check()
+            } catch {
+                Descriptor.standardError.print("formpost: --store \(store ?? ""): \(error)\n")
+                throw ExitCode(Self.objectStoreUnavailableStatus)
+            }
         }
         let tls: TLSConfiguration?
         switch (tlsCertificate, tlsKey) {
@@ -145,6 +175,9 @@ struct ServeCommand: AsyncParsableCommand {
         var tus: TusReceiver?
         var resumable: ResumableUploadReceiver?
         do {
+            // Resumable uploads are kept on the local disk only: with object storage they
+            // would not be continued by another receiver, so they are off.
+            let noTus = self.noTus || objectStorage != nil, noResumable = self.noResumable || objectStorage != nil
             tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
             resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
         } catch let error as ReceiverSetupError {
@@ -163,7 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
             tus?.completionFault = fault
             resumable?.completionFault = fault
         }
-        let directory = dir
+        let directory = objectStorage.map { "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint)" } ?? dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"
         let health = noHealth ? nil : ServerHealth(directory: dir)

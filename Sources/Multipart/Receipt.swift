@@ -30,17 +30,22 @@ public struct Receipt: Codable, Equatable, Sendable {
         public let size: Int64
         /// The content's SHA-256, lowercase hexadecimal.
         public let sha256: String
-        /// The stored file's name, relative to the receiver's directory.
+        /// The stored file's name, relative to the receiver's directory; in object storage,
+        /// its key in ``bucket``.
         public let storedAs: String
+        /// The bucket of object storage the file is in; nil (and absent from the JSON) for a
+        /// file of the receiver's directory.
+        public let bucket: String?
 
         /// Creates a file entry.
-        public init(name: String, filename: String, contentType: String?, size: Int64, sha256: String, storedAs: String) {
+        public init(name: String, filename: String, contentType: String?, size: Int64, sha256: String, storedAs: String, bucket: String? = nil) {
             self.name = name
             self.filename = filename
             self.contentType = contentType
             self.size = size
             self.sha256 = sha256
             self.storedAs = storedAs
+            self.bucket = bucket
         }
     }
 

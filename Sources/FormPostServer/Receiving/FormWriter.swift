@@ -1,25 +1,22 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Multipart
 import NIOCore
-import NIOPosix
 
-/// Consumes parser events for one request: files go to ``FileSink``s, fields are kept as
-/// text. On any failure, ``discardAll()`` removes every file of the request, finished or not.
+/// Consumes parser events for one request: files go to the sinks of a ``FormFileStore``,
+/// fields are kept as text. On any failure, ``discardAll()`` removes every file of the
+/// request, finished or not.
 struct FormWriter {
     private let configuration: ReceiverConfiguration
+    private let store: any FormFileStore
     private var receipt = Receipt()
     private var head: PartHead?
-    private var sink: FileSink?
+    private var sink: (any FormFileSink)?
     private var field: [UInt8] = []
     private var fieldBytes: Int64 = 0
     private var stored: [String] = []
 
-    init(configuration: ReceiverConfiguration) {
+    init(configuration: ReceiverConfiguration, store: any FormFileStore) {
         self.configuration = configuration
+        self.store = store
     }
 
     mutating func handle(_ event: MultipartBufferEvent) async throws {
@@ -28,8 +25,7 @@ struct FormWriter {
             head = begun
             field = []
             if begun.filename != nil {
-                sink = try await FileSink.create(directory: configuration.directory, mode: configuration.storedFileMode,
-                                                 synced: configuration.durability == .synced)
+                sink = try await store.sink(contentType: begun.contentType)
             }
         case .body(let bytes):
             if sink != nil {
@@ -48,7 +44,8 @@ struct FormWriter {
                 sink = nil
                 let digest = try await file.complete()
                 stored.append(file.storedName)
-                receipt.files.append(.init(name: part.name, filename: filename, contentType: part.contentType, size: file.size, sha256: digest, storedAs: file.storedName))
+                receipt.files.append(.init(name: part.name, filename: filename, contentType: part.contentType, size: file.size, sha256: digest,
+                                           storedAs: file.storedName, bucket: store.bucket))
             } else {
                 receipt.fields.append(.init(name: part.name, value: String(decoding: field, as: UTF8.self)))
             }
@@ -61,19 +58,17 @@ struct FormWriter {
     /// The receipt of a complete form.
     var result: Receipt { receipt }
 
-    /// Ends a complete form: with ``ReceiptDurability/synced``, when it stored files, the
-    /// directory is synced once (their new names on the disk) before the receipt is answered.
-    func finish(threadPool: NIOThreadPool = .singleton) async throws {
-        guard configuration.durability == .synced, !stored.isEmpty else { return }
-        let directory = configuration.directory
-        try await threadPool.runIfActive { try FileSync.directory(directory, what: "syncing the directory of stored files failed") }
+    /// Ends a complete form: the store makes its files safe (with the directory and
+    /// ``ReceiptDurability/synced``, the directory is synced once) before the receipt.
+    func finish() async throws {
+        try await store.finish(stored: stored)
     }
 
-    /// Removes the partial file and every file this request stored.
-    mutating func discardAll() {
-        sink?.discard()
+    /// Removes the unfinished file and every file this request stored.
+    mutating func discardAll() async {
+        await sink?.discard()
         sink = nil
-        for name in stored { unlink(configuration.directory + "/" + name) }
+        await store.remove(stored: stored)
         stored = []
     }
 }

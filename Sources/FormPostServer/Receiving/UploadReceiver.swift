@@ -45,6 +45,13 @@ public struct UploadReceiver: Sendable {
         }
     }
 
+    /// Where the files of forms go: ``ReceiverConfiguration/objectStorage``'s bucket, else
+    /// the directory.
+    var fileStore: any FormFileStore {
+        if let storage = configuration.objectStorage { return S3FileStore(storage: storage, maxFileSize: configuration.maxFileSize) }
+        return DirectoryFileStore(configuration: configuration)
+    }
+
     /// Answers one request.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
         let started = ContinuousClock.now
@@ -62,6 +69,8 @@ public struct UploadReceiver: Sendable {
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
                 logger.error("\(request.method) \(request.uri.path): \(detail)")
+            case let failure as ObjectStorageError:
+                logger.error("\(request.method) \(request.uri.path): \(failure)")
             default:
                 break
             }
@@ -104,7 +113,7 @@ public struct UploadReceiver: Sendable {
             throw ReceiverFailure.limitExceeded(.maxBodySize, value: configuration.maxBodySize)
         }
         var parser = ByteBufferMultipartParser(try MultipartParser(contentType: contentType, limits: configuration.parserLimits))
-        var writer = FormWriter(configuration: configuration)
+        var writer = FormWriter(configuration: configuration, store: fileStore)
         var read: Int64 = 0
         var stoppedEarly = false
         do {
@@ -121,7 +130,7 @@ public struct UploadReceiver: Sendable {
             try await writer.finish()
             return (writer.result, stoppedEarly && (declaredLength.map { read < $0 } ?? true))
         } catch {
-            writer.discardAll()
+            await writer.discardAll()
             throw error
         }
     }
@@ -152,6 +161,11 @@ public struct UploadReceiver: Sendable {
             return ("The server has no room left to store the upload.", .init(code: 507, reasonPhrase: "Insufficient Storage"))
         case ReceiverFailure.storage:
             return ("The upload could not be stored.", .internalServerError)
+        case let failure as ObjectStorageError:
+            // A store still failing after the retries its requests get: the client may try
+            // again later; one that refuses (credentials, permissions) is the server's fault.
+            return failure.isTransient ? ("The upload could not be stored now: try again later.", .serviceUnavailable)
+                : ("The upload could not be stored.", .internalServerError)
         default:
             return ("The upload failed.", .badRequest)
         }
@@ -160,7 +174,7 @@ public struct UploadReceiver: Sendable {
     /// Whether `error` is one of the receiver's own answers' causes, or something unexpected
     /// whose detail belongs in the log only.
     static func isUnexpected(_ error: any Error) -> Bool {
-        !(error is MultipartError || error is ReceiverFailure)
+        !(error is MultipartError || error is ReceiverFailure || error is ObjectStorageError)
     }
 
     /// How long a connection whose request was answered before its body was read goes on

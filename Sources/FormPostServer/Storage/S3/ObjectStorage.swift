@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A bucket of S3-compatible object storage (Amazon S3, MinIO, Ceph RGW, Cloudflare R2,
+/// Backblaze B2, …) that a receiver stores the files of multipart forms in, instead of its
+/// directory: each file streamed into an object as it arrives (one `PUT` below
+/// ``partSize``, else an S3 multipart upload), under ``prefix`` and a random name.
+///
+/// Requests are signed with AWS Signature Version 4 over the payload's SHA-256 (every
+/// part is held whole before it is sent, so the store checks each one's bytes against the
+/// signature), and sent with `client` (AsyncHTTPClient's shared client unless given).
+public struct ObjectStorage: Sendable {
+    /// The bucket.
+    public var bucket: String
+    /// What every key begins with: empty, or a folder ending in `/` (`uploads/`).
+    public var prefix: String
+    /// The store's address, scheme and host (and port): `https://s3.eu-west-1.amazonaws.com`,
+    /// `http://127.0.0.1:9000`.
+    public var endpoint: String
+    /// The region requests are signed for (`us-east-1` where the store has none; R2 takes `auto`).
+    public var region: String
+    /// Whether the bucket is the first segment of the path (`endpoint/bucket/key`: MinIO,
+    /// most self-hosted stores) rather than of the host name (`bucket.endpoint-host/key`:
+    /// Amazon S3's virtual-hosted style).
+    public var pathStyle: Bool
+    /// The access key id.
+    public var accessKeyID: String
+    /// The secret access key.
+    public var secretAccessKey: String
+    /// The session token of temporary credentials, sent as `x-amz-security-token`.
+    public var sessionToken: String?
+    /// The HTTP client requests go through.
+    public var client: HTTPClient
+
+    /// Storage in `bucket` under `prefix` (a `/` is added to a prefix without one) at
+    /// `endpoint`, with the given credentials.
+    public init(bucket: String, prefix: String = "", endpoint: String, region: String = "us-east-1", pathStyle: Bool = false,
+                accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, client: HTTPClient = .shared) {
+        self.bucket = bucket
+        self.prefix = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.region = region
+        self.pathStyle = pathStyle
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+        self.client = client
+    }
+
+    /// Storage named by `uri` (`s3://BUCKET` or `s3://BUCKET/PREFIX`), with credentials and
+    /// region found as the AWS tools find them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`
+    /// and `AWS_SESSION_TOKEN`, else the profile `AWS_PROFILE` (else `default`) of
+    /// `~/.aws/credentials` (or `AWS_SHARED_CREDENTIALS_FILE`); the region `region`, else
+    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`. Without `endpoint`, Amazon
+    /// S3's own for the region, virtual-hosted.
+    ///
+    /// - Throws: ``ObjectStorageError/invalidURI(_:)``, ``ObjectStorageError/noCredentials``.
+    public static func fromEnvironment(uri: String, endpoint: String? = nil, region: String? = nil, pathStyle: Bool = false,
+                                       environment: [String: String] = ProcessInfo.processInfo.environment,
+                                       client: HTTPClient = .shared) throws -> ObjectStorage {
+        guard uri.hasPrefix("s3://") else { throw ObjectStorageError.invalidURI(uri) }
+        let rest = uri.dropFirst(5)
+        let bucket = String(rest.prefix { $0 != "/" })
+        guard Self.isBucketName(bucket) else { throw ObjectStorageError.invalidURI(uri) }
+        let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
+        guard let found = S3CredentialsLookup.credentials(environment: environment, readFile: { try? String(contentsOfFile: $0, encoding: .utf8) }) else {
+            throw ObjectStorageError.noCredentials
+        }
+        let region = region ?? S3CredentialsLookup.region(environment: environment) ?? "us-east-1"
+        return ObjectStorage(bucket: bucket, prefix: prefix, endpoint: endpoint ?? "https://s3.\(region).amazonaws.com", region: region,
+                             pathStyle: pathStyle, accessKeyID: found.credentials.accessKeyID, secretAccessKey: found.credentials.secretAccessKey,
+                             sessionToken: found.credentials.sessionToken, client: client)
+    }
+
+    /// Whether `name` can be a bucket's: 3–63 lower-case letters, digits, `.` and `-`.
+    static func isBucketName(_ name: String) -> Bool {
+        (3...63).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// The size of every part of a multipart upload but the last, for files of at most
+    /// `maxFileSize` bytes: 8 MiB (the AWS CLI's own; S3 takes 5 MiB at least), or the next
+    /// power of two that fits such a file in S3's 10,000 parts (a part's buffer has such a
+    /// size anyway). At most two parts of a file are held in memory at once.
+    static func partSize(maxFileSize: Int64) -> Int {
+        var size: Int64 = 8 << 20
+        while size * 10_000 < maxFileSize, size < 4 << 30 { size *= 2 }
+        return Int(size)
+    }
+
+    /// Checks that the bucket exists and takes an object under ``prefix`` from these
+    /// credentials: a `HEAD` of the bucket, then a small object written and removed.
+    ///
+    /// - Throws: ``ObjectStorageError`` saying what the store answered.
+    public func check() async throws {
+        let client = S3Client(storage: self)
+        do {
+            _ = try await client.send(.HEAD, key: nil, what: "looking at the bucket \(bucket)")
+        } catch ObjectStorageError.refused(let what, let status, nil, nil) where status == 404 || status == 403 {
+            // An answer to HEAD has no body to say why.
+            throw ObjectStorageError.refused(what: what, status: status, code: status == 404 ? "NoSuchBucket" : "AccessDenied",
+                                             message: status == 404 ? "the bucket does not exist" : "the credentials are refused, or may not list the bucket")
+        }
+        let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
+        _ = try await client.send(.PUT, key: probe, body: .init(string: "probe"), what: "writing a probe object")
+        _ = try await client.send(.DELETE, key: probe, what: "removing the probe object")
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""A proxy in front of an S3-compatible store that fails chosen requests, as a store that
+is busy or refuses would (Python 3 standard library only):
+  s3_fault_proxy.py PORT UPSTREAM_PORT STATUS COUNT
+answers STATUS (with S3's XML error body) to the first COUNT part uploads (PUT with
+`partNumber` in the query), and forwards every other request, bytes unchanged, to
+127.0.0.1:UPSTREAM_PORT. Prints one line per request on standard output:
+`METHOD PATH?QUERY -> STATUS` (flushed), so that a test can count attempts."""
+import http.client
+import http.server
+import sys
+import threading
+
+PORT, UPSTREAM, STATUS, COUNT = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+left = [COUNT]
+lock = threading.Lock()
+CODES = {403: "AccessDenied", 500: "InternalError", 503: "SlowDown"}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        fail = False
+        if self.command == "PUT" and "partNumber=" in self.path:
+            with lock:
+                if left[0] > 0:
+                    left[0] -= 1
+                    fail = True
+        if fail:
+            text = (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{CODES.get(STATUS, 'Failure')}</Code>"
+                    f"<Message>injected by the test</Message></Error>").encode()
+            self.send_response(STATUS)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(text)))
+            self.end_headers()
+            self.wfile.write(text)
+            print(f"{self.command} {self.path} -> {STATUS}", flush=True)
+            return
+        upstream = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=120)
+        upstream.request(self.command, self.path, body=body, headers={k: v for k, v in self.headers.items()})
+        answer = upstream.getresponse()
+        data = answer.read()
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        upstream.close()
+        print(f"{self.command} {self.path} -> {answer.status}", flush=True)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+
+http.server.ThreadingHTTPServer.daemon_threads = True
+http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
