@@ -12,7 +12,8 @@ import NIOSSL
 /// its base path) and to ``resumable`` (the IETF draft: requests with `Upload-Complete`,
 /// and its upload resources). A request that expects `100-continue` gets it before its body
 /// is read. With ``health``, `GET /healthz` and `GET /readyz` answer as ``ServerHealth``
-/// says.
+/// says; with ``uploadSigner``, every request that can begin an upload must carry a signed
+/// URL of ``UploadURLSigner``, checked before its body is read.
 public struct UploadServer: Sendable {
     /// The receiver that answers every request.
     public let receiver: UploadReceiver
@@ -35,15 +36,18 @@ public struct UploadServer: Sendable {
     public let uploadPage: Bool
     /// The health endpoints (`/healthz`, `/readyz`), or nil for none.
     public let health: ServerHealth?
+    /// The signer whose signed URLs every upload must come with, or nil to take uploads
+    /// without one.
+    public let uploadSigner: UploadURLSigner?
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS;
     /// with `tus`, resumable uploads are received under its base path, with `resumable`
     /// those of the IETF draft. With `uploadPage`, `GET /` answers ``UploadPage``; with
-    /// `health`, `/healthz` and `/readyz` answer.
+    /// `health`, `/healthz` and `/readyz` answer; with `uploadSigner`, uploads need signed URLs.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
                 tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil,
-                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = true, health: ServerHealth? = nil) {
+                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = true, health: ServerHealth? = nil, uploadSigner: UploadURLSigner? = nil) {
         self.receiver = receiver
         self.host = host
         self.port = port
@@ -54,6 +58,7 @@ public struct UploadServer: Sendable {
         self.resumable = resumable
         self.uploadPage = uploadPage
         self.health = health
+        self.uploadSigner = uploadSigner
     }
 
     /// A server TLS configuration from PEM files — a certificate chain (the server's own
@@ -95,8 +100,14 @@ public struct UploadServer: Sendable {
         let resumable = self.resumable
         let servesPage = uploadPage
         let health = self.health
+        let gate = uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew, tusBasePath: tus?.basePath, resumableBasePath: resumable?.basePath) }
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
+            var request = request
             if let health, let answer = await health.response(to: request) { return answer }
+            if let refusal = gate?.check(&request, channel: context.channel) {
+                receiver.logger.info("\(request.method) \(request.uri.path) \(refusal.status.code): no valid signed URL")
+                return refusal
+            }
             if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
                 return UploadPage.response(head: request.method == .head, resumable: resumable != nil)
             }

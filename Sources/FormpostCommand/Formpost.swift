@@ -16,9 +16,10 @@ package struct Formpost: AsyncParsableCommand {
           formpost -T big.iso https://example.com/put
           formpost encode -F a=1 -F f=@x.bin -o body.bin
           formpost serve --port 8080 --dir ./uploads
+          formpost sign --key-file key --max-bytes 10M http://127.0.0.1:8080/upload
           formpost demo
         """,
-        subcommands: [UploadCommand.self, EncodeCommand.self, ServeCommand.self, DemoCommand.self],
+        subcommands: [UploadCommand.self, EncodeCommand.self, ServeCommand.self, SignCommand.self, DemoCommand.self],
         defaultSubcommand: UploadCommand.self
     )
 

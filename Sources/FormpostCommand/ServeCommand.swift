@@ -82,6 +82,9 @@ struct ServeCommand: AsyncParsableCommand {
     var shutdownDelay: Double = 0
     @Flag(name: .customLong("no-health"), help: "Do not answer GET /healthz (alive) and GET /readyz (storage writable, not stopping).")
     var noHealth = false
+    @Option(name: .customLong("signing-key-file"),
+            help: "Take only uploads whose URL is signed with this key (raw bytes, at least 32; see 'formpost sign'): 401 without a signature, 403 for an invalid or expired one.")
+    var signingKeyFile: String?
     @Option(name: .customLong("store"),
             help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). Resumable uploads are then off.")
     var store: String?
@@ -118,6 +121,14 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxConnections > 0 else { throw fail(UsageError("--max-connections must be positive")) }
         guard shutdownGrace >= 0, shutdownGrace <= 86_400 else { throw fail(UsageError("--shutdown-grace \(shutdownGrace): expected seconds between 0 and 86400")) }
         guard shutdownDelay >= 0, shutdownDelay <= 86_400 else { throw fail(UsageError("--shutdown-delay \(shutdownDelay): expected seconds between 0 and 86400")) }
+        var signer: UploadURLSigner?
+        if let signingKeyFile {
+            do {
+                signer = try UploadURLSigner(keyFile: signingKeyFile)
+            } catch {
+                throw fail(UsageError("--signing-key-file: \(error)"))
+            }
+        }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
         guard let bytesPerClient = ByteSize.parse(maxBytesInProgressPerClient), bytesPerClient > 0 else {
             throw fail(UsageError("--max-bytes-in-progress-per-client \(maxBytesInProgressPerClient): expected bytes or K/M/G"))
@@ -203,7 +214,7 @@ struct ServeCommand: AsyncParsableCommand {
         let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
                                    connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections,
                                                                      maxConnectionsPerAddress: maxConnectionsPerAddress), tus: tus,
-                                   resumable: resumable, uploadPage: !noPage, health: health).application { boundPort in
+                                   resumable: resumable, uploadPage: !noPage, health: health, uploadSigner: signer).application { boundPort in
             Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
         }
         // SIGTERM or SIGINT: the listening socket closes, each connection ends after its

@@ -9,6 +9,8 @@ enum ReceiverLimit: String, Sendable {
     case maxFieldSize
     case maxTotalFieldBytes
     case maxHeaderBytes
+    /// The limit a signed upload URL sets (``UploadURLSigner``).
+    case signedMaxBytes = "X-FormPost-Max-Bytes"
 
     /// The receiver's bound that the parser's `limit` enforces for it.
     init(_ limit: MultipartLimit) {

@@ -1,0 +1,80 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ResumableHTTP
+
+/// What an ``UploadServer`` with an ``UploadURLSigner`` asks of each request before the
+/// receivers see it. Every request that can begin an upload — a `POST` or `PUT` anywhere
+/// but on an existing upload resource (`tusBasePath/ID`, `resumableBasePath/ID`): a
+/// multipart form, a tus creation, a creation of the IETF draft — must carry a valid
+/// signature for its method and path: without one it is answered 401, with one that does
+/// not hold 403, before its body is read (and before a `100 Continue`). A signed limit
+/// is held to: a declared length over it is answered 413 at once; a multipart body is
+/// cut off with 413 at the first byte past it (nothing is stored); a resumable creation
+/// must declare its length (tus `Upload-Length`; the draft's `Upload-Length`, or
+/// `Upload-Complete: ?1` with `Content-Length`), which its receiver then holds the
+/// upload to.
+///
+/// Requests on an existing upload resource (append, offset, cancel) are not signed: the
+/// resource's URL, with its 128-bit random ID, is given only to the creator whose request
+/// was authorized, and is the capability to go on with that upload, as tusd treats it.
+/// Everything else (the upload page, the health endpoints, `OPTIONS`) stays open.
+struct SignatureGate: Sendable {
+    let signer: UploadURLSigner
+    let clockSkew: Int64
+    let tusBasePath: String?
+    let resumableBasePath: String?
+
+    /// Whether `request` must be signed.
+    func requiresSignature(_ request: Request) -> Bool {
+        guard request.method == .post || request.method == .put else { return false }
+        let path = request.uri.path
+        return ![tusBasePath, resumableBasePath].contains { base in base.map { path.hasPrefix($0 + "/") } ?? false }
+    }
+
+    /// Nil when `request` may go on (its body then limited as signed); else the answer
+    /// that refuses it, which closes the connection when a body may follow unread.
+    func check(_ request: inout Request, channel: (any Channel)?, now: Int64 = Int64(Date().timeIntervalSince1970)) -> Response? {
+        guard requiresSignature(request) else { return nil }
+        let grant: SignedUploadGrant
+        do {
+            grant = try signer.verify(method: request.method.rawValue, target: request.head.path ?? request.uri.path, now: now, clockSkew: clockSkew)
+        } catch {
+            var response = refusal(error.description, status: error == .missing ? .unauthorized : .forbidden, request: request, channel: channel)
+            if error == .missing { response.headers[.wwwAuthenticate] = "FormPost-Signed-URL" }
+            return response
+        }
+        guard let limit = grant.maxBytes else { return nil }
+        let tooLarge = "The upload exceeds the limit of \(limit) bytes its signed URL sets (\(UploadURLSigner.maxBytesParameter))."
+        if let length = request.headers[.contentLength].flatMap(Int64.init), length > limit {
+            return refusal(tooLarge, status: .contentTooLarge, request: request, channel: channel)
+        }
+        if let tusBasePath, request.uri.path == tusBasePath {
+            if let length = request.headers[.uploadLength].flatMap(Int64.init), length > limit {
+                return refusal(tooLarge, status: .contentTooLarge, request: request, channel: channel)
+            }
+            return nil  // tus refuses a creation without Upload-Length itself.
+        }
+        if resumableBasePath != nil, DraftInterop.asksForResumableUpload(request.headers) {
+            let completes = DraftInterop.completes(request.headers, version: DraftInterop.version(of: request.headers)) == true
+            let declared = StructuredField.integer(request.headers[.uploadLength]) ?? (completes ? request.headers[.contentLength].flatMap(Int64.init) : nil)
+            guard let declared else {
+                return refusal("The signed URL limits the upload to \(limit) bytes: declare its length (Upload-Length) when creating it.",
+                               status: .lengthRequired, request: request, channel: channel)
+            }
+            return declared > limit ? refusal(tooLarge, status: .contentTooLarge, request: request, channel: channel) : nil
+        }
+        request.body = RequestBody(asyncSequence: ByteLimitedBody(base: request.body, limit: limit, crossed: .signedMaxBytes))
+        return nil
+    }
+
+    private func refusal(_ message: String, status: HTTPResponse.Status, request: Request, channel: (any Channel)?) -> Response {
+        let unread = channel.map { UploadReceiver.declaresBody(request, on: $0) } == true
+        return UploadReceiver.json(ErrorBody(error: message), status: status, ending: unread ? channel : nil)
+    }
+}
