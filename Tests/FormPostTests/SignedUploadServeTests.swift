@@ -145,20 +145,29 @@ struct SignedUploadServeTests {
         #expect(data == (try Data(contentsOf: URL(fileURLWithPath: file))))
     }
 
-    @Test("IETF draft: a creation (Upload-Complete) needs a signature (401 without); under a signed limit it must declare its length (411 without, 413 over); a signed one is stored")
+    @Test("IETF draft: a creation (Upload-Complete) needs a signature (401 without); under a signed limit it must declare its length (411 without, 413 over), and its unsigned appends are held to that length; a signed one is stored")
     func draftCreation() async throws {
         let server = try SigningServer()
         let (file, url) = try server.fileAndURL("g.bin", size: 1 << 20, seed: 7, signing: "/upload", ["--max-bytes", "2M"])
         let draft = ["-H", "Upload-Draft-Interop-Version: 8", "-H", "Content-Type: application/octet-stream"]
-        let (unsigned, undeclared, tooLarge, stored) = try await offPool {
-            (try Self.curl(draft + ["-H", "Upload-Complete: ?1", "--data-binary", "@" + file, server.base + "/upload"]),
-             try Self.curl(draft + ["-H", "Upload-Complete: ?0", "-H", "Transfer-Encoding: chunked", "--data-binary", "@" + file, url]),
-             try Self.curl(draft + ["-H", "Upload-Complete: ?0", "-H", "Upload-Length: \(3 << 20)", "--data-binary", "@" + file, url]),
-             try Self.curl(draft + ["-H", "Upload-Complete: ?1", "--data-binary", "@" + file, url]))
+        let (unsigned, undeclared, tooLarge, pastLength, stored) = try await offPool {
+            let unsigned = try Self.curl(draft + ["-H", "Upload-Complete: ?1", "--data-binary", "@" + file, server.base + "/upload"])
+            let undeclared = try Self.curl(draft + ["-H", "Upload-Complete: ?0", "-H", "Transfer-Encoding: chunked", "--data-binary", "@" + file, url])
+            let tooLarge = try Self.curl(draft + ["-H", "Upload-Complete: ?0", "-H", "Upload-Length: \(3 << 20)", "--data-binary", "@" + file, url])
+            // Created within the limit (its first MiB sent), then an append past the length declared.
+            let created = try ChildProcess("curl", ["-s", "-o", "/dev/null", "-D", "-"] + draft + ["-H", "Upload-Complete: ?0", "-H", "Upload-Length: \(3 << 19)",
+                                                                                          "--data-binary", "@" + file, url]).finish()
+            let location = String(decoding: created.stdout, as: UTF8.self).split(whereSeparator: \.isNewline)
+                .last { $0.lowercased().hasPrefix("location:") }.map { $0.dropFirst("location:".count).trimmingCharacters(in: .whitespaces) } ?? ""
+            let pastLength = try Self.curl(["-X", "PATCH", "-H", "Upload-Draft-Interop-Version: 8", "-H", "Content-Type: application/partial-upload",
+                                            "-H", "Upload-Offset: \(1 << 20)", "-H", "Upload-Complete: ?0", "-H", "Transfer-Encoding: chunked",
+                                            "--data-binary", "@" + file, server.base + location])
+            return (unsigned, undeclared, tooLarge, pastLength, try Self.curl(draft + ["-H", "Upload-Complete: ?1", "--data-binary", "@" + file, url]))
         }
         #expect(unsigned.status == 401)
         #expect(undeclared.status == 411, "\(undeclared.body)")
         #expect(tooLarge.status == 413, "\(tooLarge.body)")
+        #expect(pastLength.status == 413, "\(pastLength.body)")
         #expect(stored.status == 200, "\(stored.body)")
         #expect(server.stored.count == 1)
     }
