@@ -55,8 +55,8 @@ public struct ReceiverConfiguration: Sendable {
     /// cache; resumable uploads are synced before every answer either way.
     public var durability: ReceiptDurability
     /// A bucket of object storage to store the files of multipart forms in, instead of
-    /// ``directory`` (each receipt's file then names the ``Receipt/File/bucket`` and its key
-    /// as ``Receipt/File/storedAs``); nil stores them in ``directory``. Resumable uploads
+    /// ``directory`` (each receipt's file then names the `bucket` and its key
+    /// as `storedAs`); nil stores them in ``directory``. Resumable uploads
     /// (tus, the IETF draft) are kept in ``directory`` either way.
     public var objectStorage: ObjectStorage?
 

@@ -8,7 +8,7 @@ import Foundation
 /// A bucket of S3-compatible object storage (Amazon S3, MinIO, Ceph RGW, Cloudflare R2,
 /// Backblaze B2, …) that a receiver stores the files of multipart forms in, instead of its
 /// directory: each file streamed into an object as it arrives (one `PUT` below
-/// ``partSize``, else an S3 multipart upload), under ``prefix`` and a random name.
+/// a part, 8 MiB, else an S3 multipart upload), under ``prefix`` and a random name.
 ///
 /// Requests are signed with AWS Signature Version 4 over the payload's SHA-256 (every
 /// part is held whole before it is sent, so the store checks each one's bytes against the

@@ -18,7 +18,10 @@ struct S3ObjectSink: FormFileSink {
     private var hasher = SHA256Hasher()
     private var uploadID: String?
     private var parts: [(number: Int, etag: String)] = []
-    private var sending: Task<(number: Int, etag: String), any Error>?
+    /// The part being sent: its number and ETag once sent, and its buffer back, to gather
+    /// the next but one in (a file never allocates more than two parts' buffers, so that no
+    /// allocator keeps freed ones of every part).
+    private var sending: Task<(part: (number: Int, etag: String), buffer: ByteBuffer), any Error>?
     private(set) var size: Int64 = 0
 
     init(client: S3Client, key: String, partSize: Int, contentType: String?) {
@@ -45,10 +48,7 @@ struct S3ObjectSink: FormFileSink {
     /// Sends the part gathered once the one before has gone (beginning the multipart upload
     /// with the first), and starts gathering the next.
     private mutating func sendGathered() async throws {
-        if let sending {
-            self.sending = nil
-            parts.append(try await sending.value)
-        }
+        let spare = try await awaitSending()
         if uploadID == nil {
             let answer = try await client.send(.POST, key: storedName, query: [("uploads", "")], fields: objectFields(), what: "beginning a multipart upload")
             guard let id = S3XML.text(of: "UploadId", in: answer.body) else {
@@ -63,9 +63,23 @@ struct S3ObjectSink: FormFileSink {
             guard let etag = answer.headers.first(name: "etag") else {
                 throw ObjectStorageError.refused(what: "sending part \(number) of \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
             }
-            return (number, etag)
+            return ((number, etag), part)
         }
-        gathering = ByteBufferAllocator().buffer(capacity: partSize)
+        if var spare {
+            spare.clear()
+            gathering = spare
+        } else {
+            gathering = ByteBufferAllocator().buffer(capacity: partSize)
+        }
+    }
+
+    /// Waits for the part being sent, if any; returns its buffer.
+    private mutating func awaitSending() async throws -> ByteBuffer? {
+        guard let task = sending else { return nil }
+        sending = nil
+        let (part, buffer) = try await task.value
+        parts.append(part)
+        return buffer
     }
 
     /// The fields the object is made with: its content type.
@@ -82,10 +96,7 @@ struct S3ObjectSink: FormFileSink {
         }
         do {
             if gathering.readableBytes > 0 { try await sendGathered() }
-            if let sending {
-                self.sending = nil
-                parts.append(try await sending.value)
-            }
+            _ = try await awaitSending()
             let list = parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
             let answer = try await client.send(.POST, key: storedName, query: [("uploadId", uploadID!)],
                                                body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"),
