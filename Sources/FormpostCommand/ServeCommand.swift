@@ -210,7 +210,7 @@ struct ServeCommand: AsyncParsableCommand {
         let directory = objectStorage.map { "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint)" } ?? dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"
-        let health = noHealth ? nil : ServerHealth(directory: dir)
+        let health = noHealth ? nil : ServerHealth(directory: dir, objectStorage: objectStorage)
         let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
                                    connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections,
                                                                      maxConnectionsPerAddress: maxConnectionsPerAddress), tus: tus,

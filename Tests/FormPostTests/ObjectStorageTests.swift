@@ -216,4 +216,20 @@ struct ObjectStorageTests {
         print("object storage: formpost serve's peak grew by \(after - before) KiB (from \(before) KiB) for a \(size >> 20) MiB file")
         #endif
     }
+
+    @Test("/readyz of a receiver storing in object storage answers 200 while the bucket answers, 503 naming the store once it does not")
+    func readinessFollowsTheStore() async throws {
+        let store = try await MotoStore()
+        let directory = try SampleDirectory()
+        let closedPort = try freePort()
+        let ready = try await withHealthServer(directory: directory.path, health: ServerHealth(directory: directory.path, objectStorage: store.storage())) { base in
+            try await client.send(nil, to: base.appendingPathComponent("readyz"), method: .get)
+        }
+        #expect(ready.status == 200, "\(ready.text)")
+        let down = ServerHealth(directory: directory.path, objectStorage: store.storage(through: closedPort))
+        let unready = try await withHealthServer(directory: directory.path, health: down) { base in
+            try await client.send(nil, to: base.appendingPathComponent("readyz"), method: .get)
+        }
+        #expect(unready.status == 503 && unready.text.contains("object store could not be reached"), "\(unready.text)")
+    }
 }

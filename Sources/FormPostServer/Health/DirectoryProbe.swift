@@ -15,6 +15,8 @@ import Synchronization
 final class DirectoryProbe: Sendable {
     /// The directory probed.
     let directory: String
+    /// Object storage probed too (its bucket looked at), when the receiver stores there.
+    let objectStorage: ObjectStorage?
     /// How long an outcome is answered again without a new probe.
     let maxAge: Duration
     private let state = Mutex(State())
@@ -32,8 +34,9 @@ final class DirectoryProbe: Sendable {
     /// The name every probe file begins with: hidden, as the receivers' own work files are.
     static let probePrefix = ".formpost-probe-"
 
-    init(directory: String, maxAge: Duration) {
+    init(directory: String, objectStorage: ObjectStorage? = nil, maxAge: Duration) {
         self.directory = directory
+        self.objectStorage = objectStorage
         self.maxAge = maxAge
     }
 
@@ -54,11 +57,14 @@ final class DirectoryProbe: Sendable {
 
     private func probe() async -> String? {
         let directory = self.directory
-        let problem: String?
+        var problem: String?
         do {
             problem = try await NIOThreadPool.singleton.runIfActive { Self.makeAndRemoveFile(in: directory) }
         } catch {
             problem = "the storage directory \(directory) could not be probed: \(error)"
+        }
+        if problem == nil, let objectStorage {
+            problem = await objectStorage.problem()
         }
         state.withLock { $0 = State(last: (ContinuousClock.now, problem), running: nil) }
         return problem

@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// - `GET /healthz` — liveness: `200 {"status":"ok"}` while the server answers at all.
 /// - `GET /readyz` — readiness: `200 {"status":"ok"}` when the storage directory is
-///   writable and the server is not stopping; otherwise
+///   writable (and object storage's bucket answers, when files go there) and the server is
+///   not stopping; otherwise
 ///   `503 {"status":"unavailable","reason":"…"}` saying why.
 ///
 /// Writable is found out for real: a probe file is created in the directory and removed
@@ -28,10 +29,12 @@ public final class ServerHealth: Sendable {
     public static let readinessPath = "/readyz"
 
     /// Health endpoints checking `directory` (normally the receiver's
-    /// ``ReceiverConfiguration/directory``), probed at most once every `probeInterval`.
-    public init(directory: String, probeInterval: Duration = .seconds(1)) {
+    /// ``ReceiverConfiguration/directory``) and, with `objectStorage` (the receiver's
+    /// ``ReceiverConfiguration/objectStorage``), that its bucket answers a `HEAD`; probed at
+    /// most once every `probeInterval`.
+    public init(directory: String, objectStorage: ObjectStorage? = nil, probeInterval: Duration = .seconds(1)) {
         self.directory = directory
-        probe = DirectoryProbe(directory: directory, maxAge: probeInterval)
+        probe = DirectoryProbe(directory: directory, objectStorage: objectStorage, maxAge: probeInterval)
     }
 
     /// From now on `/readyz` answers 503: the server is stopping. It cannot be undone.

@@ -94,21 +94,33 @@ public struct ObjectStorage: Sendable {
         return Int(size)
     }
 
+    /// Nil when the bucket answers a `HEAD` within 5 s (without the retries of uploads'
+    /// requests: a readiness probe asks again soon); else why not, as a sentence.
+    func problem() async -> String? {
+        do {
+            _ = try await S3Client(storage: self).send(.HEAD, key: nil, what: "looking at the bucket \(bucket)", attempts: 1, timeout: .seconds(5))
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
     /// Checks that the bucket exists and takes an object under ``prefix`` from these
-    /// credentials: a `HEAD` of the bucket, then a small object written and removed.
+    /// credentials: a `HEAD` of the bucket, then a small object written and removed (each
+    /// within 15 s, sent twice at most).
     ///
     /// - Throws: ``ObjectStorageError`` saying what the store answered.
     public func check() async throws {
         let client = S3Client(storage: self)
         do {
-            _ = try await client.send(.HEAD, key: nil, what: "looking at the bucket \(bucket)")
+            _ = try await client.send(.HEAD, key: nil, what: "looking at the bucket \(bucket)", attempts: 2, timeout: .seconds(15))
         } catch ObjectStorageError.refused(let what, let status, nil, nil) where status == 404 || status == 403 {
             // An answer to HEAD has no body to say why.
             throw ObjectStorageError.refused(what: what, status: status, code: status == 404 ? "NoSuchBucket" : "AccessDenied",
                                              message: status == 404 ? "the bucket does not exist" : "the credentials are refused, or may not list the bucket")
         }
         let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
-        _ = try await client.send(.PUT, key: probe, body: .init(string: "probe"), what: "writing a probe object")
-        _ = try await client.send(.DELETE, key: probe, what: "removing the probe object")
+        _ = try await client.send(.PUT, key: probe, body: .init(string: "probe"), what: "writing a probe object", attempts: 2, timeout: .seconds(15))
+        _ = try await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
     }
 }

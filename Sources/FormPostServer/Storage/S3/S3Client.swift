@@ -48,12 +48,14 @@ struct S3Client: Sendable {
     }
 
     /// Sends `method` to `key` (the bucket itself without one) with `query` and `fields`
-    /// (unencoded) and `body`, for `what` (said in errors); returns a 2xx answer.
+    /// (unencoded) and `body`, for `what` (said in errors), at most `attempts` times while it
+    /// fails transiently, each within `timeout` (AsyncHTTPClient tries to connect again and
+    /// again until then); returns a 2xx answer.
     ///
     /// - Throws: ``ObjectStorageError/refused(what:status:code:message:)`` for any other
     ///   answer (after the retries a transient one gets), ``ObjectStorageError/unreachable(what:detail:)``.
     func send(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field] = [], fields: [SignatureV4.Field] = [],
-              body: ByteBuffer? = nil, what: String) async throws -> Answer {
+              body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount = .minutes(5)) async throws -> Answer {
         let payloadHash = SignatureV4.hex(body.map { buffer in
             var hasher = SHA256Hasher()
             buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
@@ -63,8 +65,9 @@ struct S3Client: Sendable {
         var attempt = 1
         while true {
             do {
-                return try await sendOnce(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, what: what)
-            } catch let error as ObjectStorageError where error.isTransient && attempt < Self.attempts {
+                return try await sendOnce(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, what: what,
+                                          timeout: timeout)
+            } catch let error as ObjectStorageError where error.isTransient && attempt < attempts {
                 try await Task.sleep(for: delay)
                 delay *= 2
                 attempt += 1
@@ -73,7 +76,7 @@ struct S3Client: Sendable {
     }
 
     private func sendOnce(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field], fields: [SignatureV4.Field], body: ByteBuffer?,
-                          payloadHash: String, what: String) async throws -> Answer {
+                          payloadHash: String, what: String, timeout: TimeAmount) async throws -> Answer {
         let path = encodedPath(key: key)
         let time = SigningTime(secondsSince1970: Int64(Date().timeIntervalSince1970))
         let signed = signer.fields(method: method.rawValue, host: authority, encodedPath: path, query: query, fields: fields,
@@ -87,7 +90,7 @@ struct S3Client: Sendable {
         let response: HTTPClientResponse
         let text: String
         do {
-            response = try await storage.client.execute(request, timeout: .minutes(5))
+            response = try await storage.client.execute(request, timeout: timeout)
             text = String(buffer: try await response.body.collect(upTo: 1 << 20))
         } catch {
             throw ObjectStorageError.unreachable(what: what, detail: String(describing: error))
