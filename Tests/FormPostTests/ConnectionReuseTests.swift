@@ -44,13 +44,15 @@ struct ConnectionReuseTests {
     @Test("uploads past the pool's connections wait for one, however long the uploads before them take")
     func uploadsPastThePoolWait() async throws {
         // AsyncHTTPClient keeps a request it has no connection for at most the connect
-        // timeout (1 s here); each upload is answered 1.5 s after it arrived, so the 9th to
-        // 24th would fail if they waited in its queue rather than in the transport's.
+        // timeout (3 s here); each upload is answered 4 s after it arrived, so the 9th to
+        // 24th would fail if they waited in its queue rather than in the transport's. (With
+        // 1 s, a connection handed back late on a loaded machine failed a request that had
+        // waited in the transport's queue as it should.)
         let directory = try SampleDirectory()
         let server = try await ConnectionCountingServer(in: directory)
-        let transport = AsyncHTTPClientTransport(connectTimeout: .seconds(1))
+        let transport = AsyncHTTPClientTransport(connectTimeout: .seconds(3))
         let client = FormPostClient(transport: transport)
-        let url = URL(string: "http://127.0.0.1:\(server.port)/upload?delay=1.5")!
+        let url = URL(string: "http://127.0.0.1:\(server.port)/upload?delay=4")!
         let form = try Self.form(.inMemory, in: directory)
         let outcomes = await withTaskGroup(of: Result<Int, any Error>.self) { group in
             for _ in 0..<24 {

@@ -7,7 +7,7 @@ import Testing
 /// The files of multipart forms stored in object storage: moto's S3 server as the store,
 /// every object read back with boto3 (an independent client) and checked against what was
 /// sent; faults injected by a proxy in front of moto (Tests/Interop/s3_fault_proxy.py).
-@Suite("Object storage", .timeLimit(.minutes(5)))
+@Suite("Object storage", .serialized, .timeLimit(.minutes(5)))
 struct ObjectStorageTests {
     let client = FormPostClient()
 
@@ -193,7 +193,7 @@ struct ObjectStorageTests {
         #if os(Linux)
         let store = try await MotoStore()
         let directory = try SampleDirectory()
-        let size = 96 << 20
+        let size = 160 << 20
         let path = try randomFile(directory, "large.bin", size: size)
         let port = try freePort()
         let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
@@ -210,9 +210,11 @@ struct ObjectStorageTests {
         let file = try #require(try JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first)
         let sent = try sha256(ofFile: path)
         #expect(file.size == Int64(size) && file.sha256 == sent)
-        // Two 8 MiB parts, the connection's buffers and the store client's: far below the
-        // 96 MiB a sink that held the file would add.
-        #expect(after - before < 40 << 10, "the peak grew by \((after - before) >> 10) MiB for a \(size >> 20) MiB file")
+        // Two 8 MiB parts, the connection's buffers and the store client's, and what
+        // glibc's per-thread arenas keep of freed memory (up to 50 MiB seen with 96 MiB
+        // files in a full test run, 34 MiB alone): far below the 160 MiB a sink that held
+        // the file would add.
+        #expect(after - before < 100 << 10, "the peak grew by \((after - before) >> 10) MiB for a \(size >> 20) MiB file")
         print("object storage: formpost serve's peak grew by \(after - before) KiB (from \(before) KiB) for a \(size >> 20) MiB file")
         #endif
     }
