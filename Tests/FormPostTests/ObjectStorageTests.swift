@@ -181,12 +181,14 @@ struct ObjectStorageTests {
         #expect(message.contains("404") && message.contains("NoSuchBucket"), "\(message)")
     }
 
+    #if os(Linux)
     /// The peak resident set (`VmHWM`) of process `pid`, in KiB.
     func peakKiB(of pid: pid_t) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
         return try #require(line.split(separator: " ").dropFirst().first.flatMap { Int($0) })
     }
+    #endif
 
     @Test("a file streams into the store through at most two parts of memory: formpost serve's peak grows by far less than the file")
     func boundedMemory() async throws {
