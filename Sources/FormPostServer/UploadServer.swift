@@ -27,6 +27,14 @@ public struct UploadServer: Sendable {
     public let tlsConfiguration: TLSConfiguration?
     /// How long a stalled connection is held, and how many are open at once.
     public let connectionLimits: ConnectionLimits
+    /// The reverse proxies in front of the server, none by default. A request whose
+    /// connection comes from one of them counts, and is logged, under the client address
+    /// they forwarded (`Forwarded`, `X-Forwarded-For`; see ``TrustedProxies``), and their
+    /// connections are exempt from ``ConnectionLimits/maxConnectionsPerAddress`` (all their
+    /// clients' come from them; ``ConnectionLimits/maxConnections`` still bounds them).
+    /// It is the server's, not a receiver's: it describes the network in front of it, and
+    /// holds for every receiver it runs and for its connections alike.
+    public var trustedProxies = TrustedProxies()
     /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
     public let tus: TusReceiver?
     /// The receiver of resumable uploads of the IETF draft, or nil.
@@ -100,9 +108,12 @@ public struct UploadServer: Sendable {
         let resumable = self.resumable
         let servesPage = uploadPage
         let health = self.health
+        let trusted = trustedProxies
         let gate = uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew, tusBasePath: tus?.basePath, resumableBasePath: resumable?.basePath) }
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
             var request = request
+            var context = context
+            if !trusted.isEmpty { context.clientAddress = trusted.client(of: request.headers, peer: context.channel.remoteAddress) }
             if let health, let answer = await health.response(to: request) { return answer }
             if let refusal = gate?.check(&request, channel: context.channel) {
                 receiver.logger.info("\(request.method) \(request.uri.path) \(refusal.status.code): no valid signed URL")
@@ -124,7 +135,7 @@ public struct UploadServer: Sendable {
         logger.logLevel = serverLogLevel
         let idle = connectionLimits.idleTimeout
         let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(idle))
-        let perAddress = ConnectionsPerAddress(limit: connectionLimits.maxConnectionsPerAddress)
+        let perAddress = ConnectionsPerAddress(limit: connectionLimits.maxConnectionsPerAddress, exempt: trustedProxies)
         let server: HTTPServerBuilder = tlsConfiguration.map { tls in
             HTTPServerBuilder { responder in
                 let upgrade = try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: .init(idleTimeout: idle, streamConfiguration: http1), responder: responder)

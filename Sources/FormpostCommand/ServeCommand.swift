@@ -44,8 +44,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: "The most connections open at once; others wait until one closes.")
     var maxConnections = 1024
     @Option(name: .customLong("max-connections-per-address"),
-            help: "The most connections open at once from one client address (IPv6: per /56); a further one is closed unread. Behind a reverse proxy, set it to --max-connections.")
+            help: "The most connections open at once from one client address (IPv6: per /56); a further one is closed unread. A --trusted-proxy's connections are not counted.")
     var maxConnectionsPerAddress = 32
+    @Option(name: .customLong("trusted-proxy"),
+            help: "A reverse proxy or load balancer in front of the server, as a CIDR range or an address (repeatable): requests from it count, and are logged, under the client address it forwards (Forwarded, else X-Forwarded-For; the rightmost address that is not a trusted proxy), and its connections are exempt from --max-connections-per-address.")
+    var trustedProxy: [String] = []
     @Option(name: .customLong("tus-path"), help: "Where resumable uploads (tus 1.0) are created; each lives under it.")
     var tusPath = "/files"
     @Option(name: [.customLong("resumable-expiry"), .customLong("tus-expiry")], help: "Seconds a resumable upload (tus or IETF draft) is kept after it began, complete or not.")
@@ -57,7 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-uploads-in-progress"), help: "The most resumable uploads in progress at once, per protocol; past it, creation answers 503.")
     var maxUploadsInProgress = 1000
     @Option(name: .customLong("max-uploads-in-progress-per-client"),
-            help: "The most resumable uploads in progress at once from one client address (IPv6: per /56), per protocol; past it, that address's creations answer 503. Behind a reverse proxy every client has the proxy's address.")
+            help: "The most resumable uploads in progress at once from one client address (IPv6: per /56), per protocol; past it, that address's creations answer 503. Behind a reverse proxy every client has the proxy's address, unless it is a --trusted-proxy.")
     var maxUploadsInProgressPerClient = 10
     @Option(name: .customLong("max-bytes-in-progress-per-client"),
             help: "The bytes the resumable uploads in progress from one client address may hold (bytes or K/M/G), per protocol; past it, that address's creations answer 503.")
@@ -130,6 +133,12 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
+        let trustedProxies: TrustedProxies
+        do {
+            trustedProxies = try TrustedProxies(trustedProxy)
+        } catch {
+            throw fail(UsageError("--trusted-proxy: \(error)"))
+        }
         guard let bytesPerClient = ByteSize.parse(maxBytesInProgressPerClient), bytesPerClient > 0 else {
             throw fail(UsageError("--max-bytes-in-progress-per-client \(maxBytesInProgressPerClient): expected bytes or K/M/G"))
         }
@@ -211,10 +220,12 @@ struct ServeCommand: AsyncParsableCommand {
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"
         let health = noHealth ? nil : ServerHealth(directory: dir, objectStorage: objectStorage)
-        let app = try UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
-                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections,
-                                                                     maxConnectionsPerAddress: maxConnectionsPerAddress), tus: tus,
-                                   resumable: resumable, uploadPage: !noPage, health: health, uploadSigner: signer).application { boundPort in
+        var server = UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
+                                  connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections,
+                                                                    maxConnectionsPerAddress: maxConnectionsPerAddress), tus: tus,
+                                  resumable: resumable, uploadPage: !noPage, health: health, uploadSigner: signer)
+        server.trustedProxies = trustedProxies
+        let app = try server.application { boundPort in
             Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
         }
         // SIGTERM or SIGINT: the listening socket closes, each connection ends after its

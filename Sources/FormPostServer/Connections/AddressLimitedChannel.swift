@@ -4,7 +4,8 @@ import NIOCore
 
 /// A server channel (HTTP/1.1, or HTTPS with HTTP/2) that closes at once a connection from
 /// a client address that has ``ConnectionsPerAddress/limit`` connections open already,
-/// before anything of it is read; the others are set up as `inner` sets them up.
+/// before anything of it is read (a trusted proxy's are not counted); the others are set
+/// up as `inner` sets them up.
 struct AddressLimitedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
@@ -18,7 +19,9 @@ struct AddressLimitedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let connections: ConnectionsPerAddress
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        guard let address = ClientAddress.key(channel.remoteAddress) else { return inner.setup(channel: channel, logger: logger) }
+        guard let remote = channel.remoteAddress, !connections.exempt.contains(remote), let address = ClientAddress.key(remote) else {
+            return inner.setup(channel: channel, logger: logger)
+        }
         guard connections.enter(address) else {
             logger.notice("closed a connection from \(address): it has \(connections.limit) open already")
             channel.close(promise: nil)

@@ -5,16 +5,27 @@ import NIOCore
 /// their uploads per client (``ReceiverConfiguration/maxUploadsInProgressPerClient``): the
 /// connection's peer — an IPv4 address, or the /56 prefix of an IPv6 one (a host commonly
 /// holds a whole /64, and a home or a small site a /56: 256 of them), an IPv4-mapped IPv6
-/// address as its IPv4 address. Header fields
-/// such as `X-Forwarded-For` are not trusted: behind a reverse proxy, every request has
-/// the proxy's address.
+/// address as its IPv4 address. Header fields such as `X-Forwarded-For` are taken only
+/// from a trusted proxy (``TrustedProxies``, through ``ReceiverRequestContext/clientAddress``):
+/// otherwise, behind a reverse proxy, every request has the proxy's address.
 enum ClientAddress {
     /// The address of the client of a request with `context`: from a
     /// ``ReceiverRequestContext``'s connection, or a context that tells its remote
     /// address; nil for others, and for a connection that is not over IP.
     static func of(_ context: some RequestContext) -> String? {
-        if let receiver = context as? ReceiverRequestContext { return key(receiver.channel.remoteAddress) }
-        return key((context as? any RemoteAddressRequestContext)?.remoteAddress)
+        key(address(of: context))
+    }
+
+    /// The full address of the client of a request with `context`, as its log line names
+    /// it: a ``ReceiverRequestContext``'s ``ReceiverRequestContext/clientAddress``, or the
+    /// remote address a context tells; `-` when there is none.
+    static func logged(_ context: some RequestContext) -> String {
+        address(of: context)?.ipAddress ?? "-"
+    }
+
+    private static func address(of context: some RequestContext) -> SocketAddress? {
+        if let receiver = context as? ReceiverRequestContext { return receiver.clientAddress }
+        return (context as? any RemoteAddressRequestContext)?.remoteAddress
     }
 
     /// The key `address` counts under; nil when it is not an IP address.

@@ -13,7 +13,8 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// The most connections open at once from one client address (IPv6 addresses counted
     /// per /56); a further one from it is closed at once, unread. Default 32, so that 32
     /// addresses are needed to take the default 1024. Behind a reverse proxy every
-    /// connection comes from the proxy: set it to ``maxConnections`` there.
+    /// connection comes from the proxy: name it in ``UploadServer/trustedProxies``, whose
+    /// connections are not counted, or set this to ``maxConnections``.
     public var maxConnectionsPerAddress: Int
 
     /// Creates limits; by default 60 s of idleness, 1024 connections, 32 from one address.

@@ -5,10 +5,13 @@ import Synchronization
 final class ConnectionsPerAddress: Sendable {
     /// The most connections one address may have open at once.
     let limit: Int
+    /// The proxies whose connections are not counted: all their clients' come from them.
+    let exempt: TrustedProxies
     private let open = Mutex<[String: Int]>([:])
 
-    init(limit: Int) {
+    init(limit: Int, exempt: TrustedProxies = TrustedProxies()) {
         self.limit = limit
+        self.exempt = exempt
     }
 
     /// Counts one more connection from `address`, unless it has ``limit`` open already;

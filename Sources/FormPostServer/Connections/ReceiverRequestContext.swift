@@ -10,10 +10,15 @@ public struct ReceiverRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The request's connection.
     public let channel: any Channel
+    /// The address of the request's client, as the receivers count their uploads per
+    /// client and log it: the connection's peer, or the client a trusted proxy forwarded
+    /// (``TrustedProxies/client(of:peer:)``, which ``UploadServer`` applies).
+    public var clientAddress: SocketAddress?
 
     /// Creates the context of a request on `source`'s connection.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         channel = source.channel
+        clientAddress = source.channel.remoteAddress
     }
 }

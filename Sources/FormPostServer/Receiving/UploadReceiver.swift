@@ -79,7 +79,7 @@ public struct UploadReceiver: Sendable {
         let elapsed = (ContinuousClock.now - started).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         let bytes = received?.files.reduce(Int64(0)) { $0 + $1.size } ?? 0
-        logger.info("\(request.method) \(request.uri.path) \(response.status.code) files=\(received?.files.count ?? 0) fields=\(received?.fields.count ?? 0) file_bytes=\(bytes) seconds=\(milliseconds / 1000).\(String(String(1000 + milliseconds % 1000).dropFirst()))")
+        logger.info("\(request.method) \(request.uri.path) \(response.status.code) files=\(received?.files.count ?? 0) fields=\(received?.fields.count ?? 0) file_bytes=\(bytes) seconds=\(milliseconds / 1000).\(String(String(1000 + milliseconds % 1000).dropFirst())) client=\(ClientAddress.logged(context))")
         return response
     }
 

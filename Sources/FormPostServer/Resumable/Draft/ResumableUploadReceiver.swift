@@ -50,7 +50,7 @@ import ResumableHTTP
 ///
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
 /// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
-/// connection's peer, so behind a reverse proxy every client counts as the proxy); past
+/// connection's peer, or the client a trusted proxy forwarded: ``UploadServer/trustedProxies``); past
 /// either, creation answers 503 with `Retry-After`. An upload that has received no byte
 /// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
 /// empty does not hold its place for a day. The states of complete uploads are kept, at
@@ -160,7 +160,7 @@ public struct ResumableUploadReceiver: Sendable {
             }
             response = UploadReceiver.json(ErrorBody(error: message), status: status)
         }
-        logger.info("\(request.method) \(request.uri.path) \(response.status.code)")
+        logger.info("\(request.method) \(request.uri.path) \(response.status.code) client=\(ClientAddress.logged(context))")
         return response
     }
 
