@@ -175,6 +175,37 @@ func articleUploadingExample3() async throws {
     print(results.items)
 }
 
+/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+func articleRunningInProductionExample1() async throws {
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
+    let health = ServerHealth(directory: receiver.configuration.directory)
+    let server = UploadServer(receiver: receiver, health: health)
+    // When the stop begins (SIGTERM): /readyz answers 503 from now on.
+    health.beginStopping()
+}
+
+/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+func articleRunningInProductionExample2() async throws {
+    let signer = try UploadURLSigner(keyFile: "/etc/formpost/key")   // at least 32 random bytes
+    let expires = Int64(Date().timeIntervalSince1970) + 600
+    let target = signer.signedTarget(method: "POST", path: "/upload", expires: expires, maxBytes: 10 << 20)
+    // "https://uploads.example.com" + target goes to the browser.
+}
+
+/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+func articleRunningInProductionExample3() async throws {
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
+    var server = UploadServer(receiver: receiver, host: "0.0.0.0")
+    server.trustedProxies = try TrustedProxies(["10.0.0.0/8", "2001:db8:ffff::/48"])
+}
+
+/// From Sources/FormPostServer/FormPostServer.docc/StoringInObjectStorage.md.
+func articleStoringInObjectStorageExample1() async throws {
+    let storage = try ObjectStorage.fromEnvironment(uri: "s3://uploads-bucket/incoming")
+    let configuration = ReceiverConfiguration(directory: "./uploads", objectStorage: storage)
+    let receiver = try UploadReceiver(configuration: configuration)
+}
+
 /// From Sources/Multipart/Multipart.docc/BuildingAForm.md.
 func articleBuildingAFormExample1() async throws {
     var form = MultipartForm(boundary: try Boundary("B"))
