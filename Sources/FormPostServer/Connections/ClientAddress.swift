@@ -30,18 +30,9 @@ enum ClientAddress {
 
     /// The key `address` counts under; nil when it is not an IP address.
     static func key(_ address: SocketAddress?) -> String? {
-        switch address {
-        case .v4:
-            return address?.ipAddress
-        case .v6(let v6):
-            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
-            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
-                return bytes[12..<16].map(String.init).joined(separator: ".")
-            }
-            let prefix = Array(bytes[0..<7]) + [0]
-            return stride(from: 0, to: 8, by: 2).map { String(UInt16(prefix[$0]) << 8 | UInt16(prefix[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/56"
-        default:
-            return nil
-        }
+        guard let address, let bytes = AddressRange.bytes(of: address) else { return nil }
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        let prefix = Array(bytes[0..<7]) + [0]
+        return stride(from: 0, to: 8, by: 2).map { String(UInt16(prefix[$0]) << 8 | UInt16(prefix[$0 + 1]), radix: 16) }.joined(separator: ":") + "::/56"
     }
 }
