@@ -47,6 +47,12 @@ public struct UploadServer: Sendable {
     /// The signer whose signed URLs every upload must come with, or nil to take uploads
     /// without one.
     public let uploadSigner: UploadURLSigner?
+    /// `GET /metrics`, or nil for none. With it, the server counts through swift-metrics
+    /// (see ``MetricsEndpoint``): `formpost_requests_total{method,status}`,
+    /// `formpost_request_duration_seconds{method}`, `formpost_received_bytes_total`,
+    /// `formpost_open_connections` and `formpost_uploads_total{protocol,outcome}` (the last
+    /// counted by the receivers whether or not the endpoint is set).
+    public let metrics: MetricsEndpoint?
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS;
@@ -55,7 +61,8 @@ public struct UploadServer: Sendable {
     /// `health`, `/healthz` and `/readyz` answer; with `uploadSigner`, uploads need signed URLs.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
                 tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil,
-                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = true, health: ServerHealth? = nil, uploadSigner: UploadURLSigner? = nil) {
+                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = true, health: ServerHealth? = nil, uploadSigner: UploadURLSigner? = nil,
+                metrics: MetricsEndpoint? = nil) {
         self.receiver = receiver
         self.host = host
         self.port = port
@@ -67,6 +74,7 @@ public struct UploadServer: Sendable {
         self.uploadPage = uploadPage
         self.health = health
         self.uploadSigner = uploadSigner
+        self.metrics = metrics
     }
 
     /// A server TLS configuration from PEM files — a certificate chain (the server's own
@@ -110,7 +118,8 @@ public struct UploadServer: Sendable {
         let health = self.health
         let trusted = trustedProxies
         let gate = uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew, tusBasePath: tus?.basePath, resumableBasePath: resumable?.basePath) }
-        let responder = CallbackResponder<ReceiverRequestContext> { request, context in
+        let metrics = self.metrics
+        let route = { @Sendable (request: Request, context: ReceiverRequestContext) async -> Response in
             var request = request
             var context = context
             if !trusted.isEmpty { context.clientAddress = trusted.client(of: request.headers, peer: context.channel.remoteAddress) }
@@ -131,6 +140,16 @@ public struct UploadServer: Sendable {
             if let resumable, resumable.handles(request) { return await resumable.respond(to: request, context: context) }
             return await receiver.respond(to: request, context: context)
         }
+        let responder = CallbackResponder<ReceiverRequestContext> { request, context in
+            guard let metrics else { return await route(request, context) }
+            if let answer = metrics.response(to: request) { return answer }
+            let started = ContinuousClock.now
+            var counted = request
+            counted.body = RequestBody(asyncSequence: CountedBody(base: request.body))
+            let response = await route(counted, context)
+            ReceiverMetrics.request(method: request.method.rawValue, status: response.status.code, duration: ContinuousClock.now - started)
+            return response
+        }
         var logger = Logger(label: "formpost.server")
         logger.logLevel = serverLogLevel
         let idle = connectionLimits.idleTimeout
@@ -139,10 +158,11 @@ public struct UploadServer: Sendable {
         let server: HTTPServerBuilder = tlsConfiguration.map { tls in
             HTTPServerBuilder { responder in
                 let upgrade = try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: .init(idleTimeout: idle, streamConfiguration: http1), responder: responder)
-                return AddressLimitedChannel(inner: TLSFirstByteDeadlineChannel(upgrade: upgrade, timeout: TimeAmount(idle)), connections: perAddress)
+                return AddressLimitedChannel(inner: TLSFirstByteDeadlineChannel(upgrade: upgrade, timeout: TimeAmount(idle)), connections: perAddress,
+                                             countsConnections: metrics != nil)
             }
         } ?? HTTPServerBuilder { responder in
-            AddressLimitedChannel(inner: HTTP1Channel(responder: responder, configuration: http1), connections: perAddress)
+            AddressLimitedChannel(inner: HTTP1Channel(responder: responder, configuration: http1), connections: perAddress, countsConnections: metrics != nil)
         }
         return Application(
             responder: responder,

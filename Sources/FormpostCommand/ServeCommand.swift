@@ -88,6 +88,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("signing-key-file"),
             help: "Take only uploads whose URL is signed with this key (raw bytes, at least 32; see 'formpost sign'): 401 without a signature, 403 for an invalid or expired one.")
     var signingKeyFile: String?
+    @Flag(name: .customLong("metrics"),
+          help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
+    var metrics = false
     @Option(name: .customLong("store"),
             help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). Resumable uploads are then off.")
     var store: String?
@@ -112,6 +115,8 @@ struct ServeCommand: AsyncParsableCommand {
     static let stateDirectoryInUseStatus: Int32 = 75
 
     func run() async throws {
+        // Before anything counts: the backend of every metric made from now on.
+        let metricsEndpoint = metrics ? PrometheusExport.bootstrap() : nil
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
         guard let fileLimit = ByteSize.parse(maxFileSize) else { throw fail(UsageError("--max-file-size \(maxFileSize): expected bytes or K/M/G")) }
         guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
@@ -223,7 +228,8 @@ struct ServeCommand: AsyncParsableCommand {
         var server = UploadServer(receiver: receiver, host: host, port: port, tlsConfiguration: tls,
                                   connectionLimits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maxConnections: maxConnections,
                                                                     maxConnectionsPerAddress: maxConnectionsPerAddress), tus: tus,
-                                  resumable: resumable, uploadPage: !noPage, health: health, uploadSigner: signer)
+                                  resumable: resumable, uploadPage: !noPage, health: health, uploadSigner: signer,
+                                  metrics: metricsEndpoint)
         server.trustedProxies = trustedProxies
         let app = try server.application { boundPort in
             Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")

@@ -15,7 +15,7 @@ struct AdmissionLockTests {
         let configuration = ReceiverConfiguration(directory: directory.path + "/uploads")
         let admission = UploadAdmission(configuration: configuration)
         // Idle at once: the first sweep would take any upload no request holds.
-        let expiry = UploadExpiry(lifetime: .seconds(3600), idle: .milliseconds(1))
+        let expiry = UploadExpiry(lifetime: .seconds(3600), idle: .milliseconds(1), kind: .tus)
         let (locks, digests) = (UploadLocks(), RunningDigests())
         let logger = Logger(label: "test")
         let created = Date().timeIntervalSince1970 - 60

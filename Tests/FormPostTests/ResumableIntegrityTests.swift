@@ -259,7 +259,7 @@ struct ResumableIntegrityTests {
         #expect(try FormSegments(store: store, id: id).beginSplitting() == Int64(cut))
         let swept = try UploadStore(directory: uploads.path, stateRoot: nil, name: "resumable", fileMode: 0o600)
         #expect(swept.look(id) == .inProgress(bytes: Int64(cut)))
-        UploadExpiry(lifetime: .seconds(3600), idle: .seconds(3600)).sweep(swept, locks: UploadLocks(), digests: RunningDigests(), logger: Self.quiet)
+        UploadExpiry(lifetime: .seconds(3600), idle: .seconds(3600), kind: .ietf).sweep(swept, locks: UploadLocks(), digests: RunningDigests(), logger: Self.quiet)
         #expect(swept.census.entry(id)?.received == Int64(cut), "the census counts \(swept.census.entry(id)?.received ?? -1) bytes received")
         let receipt = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { [crash] port in
             let base = "http://127.0.0.1:\(port)"

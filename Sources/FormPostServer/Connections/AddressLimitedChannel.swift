@@ -17,8 +17,14 @@ struct AddressLimitedChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
     let inner: Inner
     let connections: ConnectionsPerAddress
+    /// Whether open connections are counted (``ReceiverMetrics/connection(opened:)``).
+    var countsConnections = false
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        if countsConnections {
+            ReceiverMetrics.connection(opened: true)
+            channel.closeFuture.whenComplete { _ in ReceiverMetrics.connection(opened: false) }
+        }
         guard let remote = channel.remoteAddress, !connections.exempt.contains(remote), let address = ClientAddress.key(remote) else {
             return inner.setup(channel: channel, logger: logger)
         }

@@ -76,6 +76,7 @@ public struct UploadReceiver: Sendable {
             }
             if Self.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
         }
+        if request.method == .post { ReceiverMetrics.upload(.multipart, received == nil ? .failed : .completed) }
         let elapsed = (ContinuousClock.now - started).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         let bytes = received?.files.reduce(Int64(0)) { $0 + $1.size } ?? 0

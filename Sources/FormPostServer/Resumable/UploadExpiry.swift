@@ -29,8 +29,12 @@ final class UploadExpiry: Sendable {
     /// expired nor removed (a client that read their full offset takes them for stored),
     /// however long their completion keeps failing; each sweep says so.
     let retries: CompletionRetries?
+    /// The protocol its uploads came by, for ``ReceiverMetrics``.
+    let kind: ReceiverMetrics.UploadProtocol
 
-    init(lifetime: Duration, idle: Duration, progresses: FormProgresses? = nil, retries: CompletionRetries? = nil) {
+    init(lifetime: Duration, idle: Duration, progresses: FormProgresses? = nil, retries: CompletionRetries? = nil,
+         kind: ReceiverMetrics.UploadProtocol) {
+        self.kind = kind
         self.lifetime = lifetime
         self.idle = idle
         self.progresses = progresses
@@ -168,6 +172,7 @@ final class UploadExpiry: Sendable {
         }
         Self.remove(id, from: store, locks: locks, digests: digests, progresses: progresses, held: true)
         logger.notice("removed upload \(id), \(reason)")
+        if isInProgress { ReceiverMetrics.upload(kind, .expired) }
     }
 
     /// Removes the upload `id` — its state, data, running digest and kept form parse (of

@@ -120,7 +120,8 @@ public struct ResumableUploadReceiver: Sendable {
         store.completionFault = completionFault
         self.store = store
         self.logger = logger
-        self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries)
+        self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries,
+                                     kind: .ietf)
         self.admission = UploadAdmission(configuration: receiver.configuration)
         self.threadPool = .singleton
         // Uploads whose every byte is acknowledged are noted first: the sweep keeps them.
@@ -221,6 +222,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         let location = basePath + "/" + id
         defer { locks.release(id, token: token) }
+        ReceiverMetrics.upload(.ietf, .created)
         if let channel, let version, DraftInterop.supported.contains(version) {
             await InterimResponse.send(.uploadResumptionSupported, fields: [
                 .location: location, .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version),
@@ -413,6 +415,7 @@ public struct ResumableUploadReceiver: Sendable {
         retries.remove(id)
         digests.remove(id)
         logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
+        ReceiverMetrics.upload(.ietf, .completed)
         var response = replay(answer, version: version)
         response.headers[.location] = location
         return response
@@ -435,6 +438,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         retries.remove(id)
         logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
+        ReceiverMetrics.upload(.ietf, .completed)
         var response = replay(answer, version: version)
         response.headers[.location] = location
         return response
@@ -478,6 +482,7 @@ public struct ResumableUploadReceiver: Sendable {
             do {
                 if try completeAgain(id, in: store, lifetime: lifetime) {
                     logger.info("upload \(id) complete, its completion taken up again")
+                    ReceiverMetrics.upload(.ietf, .completed)
                 }
                 retries.remove(id)
             } catch {

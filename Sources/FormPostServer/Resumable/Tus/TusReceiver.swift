@@ -120,7 +120,7 @@ public struct TusReceiver: Sendable {
         store.completionFault = completionFault
         self.store = store
         self.logger = logger
-        self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry, retries: retries)
+        self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry, retries: retries, kind: .tus)
         self.admission = UploadAdmission(configuration: configuration)
         self.threadPool = .singleton
         // Uploads whose every byte is acknowledged are noted first: the sweep keeps them.
@@ -210,6 +210,7 @@ public struct TusReceiver: Sendable {
         }
         // Held until the creation is answered: a zero-length upload is stored first.
         defer { locks.release(id, token: token) }
+        ReceiverMetrics.upload(.tus, .created)
         if length == 0 {
             try await completeNow(id, info: info, digest: nil)
         }
@@ -355,6 +356,7 @@ public struct TusReceiver: Sendable {
         }
         retries.remove(id)
         logger.info("upload \(id) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
+        ReceiverMetrics.upload(.tus, .completed)
     }
 
     /// Notes for a completion (``CompletionRetries``) the uploads whose every byte is there
@@ -377,6 +379,7 @@ public struct TusReceiver: Sendable {
             do {
                 if let done = try completeAgain(id, in: store, lifetime: lifetime) {
                     logger.info("upload \(id) complete, its completion taken up again: \(done.file?.storedAs ?? "") \(done.length) bytes")
+                    ReceiverMetrics.upload(.tus, .completed)
                 }
                 retries.remove(id)
             } catch {

@@ -1,0 +1,55 @@
+import CoreMetrics
+
+/// What the receivers count, through swift-metrics: nothing is recorded unless the
+/// application bootstraps a metrics backend (`formpost serve --metrics` bootstraps
+/// swift-prometheus). The names, with their labels:
+///
+/// - `formpost_requests_total{method, status}` — requests answered;
+/// - `formpost_request_duration_seconds{method}` — how long each took to answer (a timer);
+/// - `formpost_received_bytes_total` — bytes of request bodies read;
+/// - `formpost_uploads_total{protocol, outcome}` — `protocol` `multipart`, `tus` or `ietf`;
+///   `outcome` `created` (resumable), `completed`, `failed` (multipart) or `expired`
+///   (resumable, removed unfinished or once its time was up);
+/// - `formpost_open_connections` — connections open now.
+enum ReceiverMetrics {
+    /// The protocol an upload came by, as the `protocol` label says it.
+    enum UploadProtocol: String, Sendable {
+        case multipart
+        case tus
+        case ietf
+    }
+
+    /// What became of an upload, as the `outcome` label says it.
+    enum Outcome: String, Sendable {
+        case created
+        case completed
+        case failed
+        case expired
+    }
+
+    /// Counts one upload of `kind` reaching `outcome`.
+    static func upload(_ kind: UploadProtocol, _ outcome: Outcome) {
+        Counter(label: "formpost_uploads_total", dimensions: [("protocol", kind.rawValue), ("outcome", outcome.rawValue)]).increment()
+    }
+
+    /// Counts a request answered with `status` after `duration`.
+    static func request(method: String, status: Int, duration: Duration) {
+        Counter(label: "formpost_requests_total", dimensions: [("method", method), ("status", String(status))]).increment()
+        Timer(label: "formpost_request_duration_seconds", dimensions: [("method", method)]).record(duration: duration)
+    }
+
+    /// Made on first use, from the backend bootstrapped by then (the labelled metrics above
+    /// are looked up on each use instead).
+    private static let receivedBytes = Counter(label: "formpost_received_bytes_total")
+    private static let openConnections = Meter(label: "formpost_open_connections")
+
+    /// Counts `count` bytes of a request body read.
+    static func received(_ count: Int) {
+        receivedBytes.increment(by: count)
+    }
+
+    /// A connection opened (`+1`) or closed (`-1`).
+    static func connection(opened: Bool) {
+        if opened { openConnections.increment() } else { openConnections.decrement() }
+    }
+}

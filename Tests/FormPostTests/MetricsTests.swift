@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// `formpost serve --metrics`: after a known sequence of uploads, `GET /metrics` parsed by
+/// prometheus_client's own parser (Tests/Interop/parse_metrics.py) counts exactly what was
+/// sent; without `--metrics` there is no such endpoint.
+@Suite("Metrics")
+struct MetricsTests {
+    /// `formpost serve` in `directory` on a free port with `arguments`; stopped by the caller.
+    func serve(in directory: SampleDirectory, _ arguments: [String]) async throws -> (ChildProcess, Int) {
+        let port = try freePort()
+        let server = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", directory.path + "/store"] + arguments,
+                                      stdout: .discard, stderr: .discard)
+        try await RawSocket.waitForListener(port: port, attempts: 1200)
+        return (server, port)
+    }
+
+    /// curl's `-w '%{http_code}'` for `arguments` against 127.0.0.1:`port` + `path`.
+    func curlStatus(_ port: Int, _ path: String, _ arguments: [String]) async throws -> String {
+        try await offPool { try Subprocess.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}"] + arguments + ["http://127.0.0.1:\(port)\(path)"]) }
+    }
+
+    @Test("the counters equal what was sent: multipart forms completed and failed, tus and IETF-draft uploads created and completed, bytes received, requests by status")
+    func countersMatchTheUploads() async throws {
+        let directory = try SampleDirectory()
+        let (server, port) = try await serve(in: directory, ["--metrics"])
+        defer { server.stop() }
+        // Two forms of known bytes, sent as they are.
+        var formBytes = 0
+        for (index, size) in [1_000, 300_000].enumerated() {
+            let body = "--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"f\(index).bin\"\r\n\r\n" + String(repeating: "x", count: size) + "\r\n--B--\r\n"
+            let path = directory.path + "/form\(index).txt"
+            try Data(body.utf8).write(to: URL(fileURLWithPath: path))
+            formBytes += body.utf8.count
+            let status = try await curlStatus(port, "/", ["-H", "Content-Type: multipart/form-data; boundary=B", "--data-binary", "@\(path)"])
+            #expect(status == "200")
+        }
+        #expect(try await curlStatus(port, "/", ["-X", "POST", "-H", "Content-Type: text/plain"]) == "415")
+        let tusFile = try directory.file("tus.bin", size: 700_000)
+        let draftFile = try directory.file("draft.bin", size: 500_000, seed: 7)
+        _ = try await offPool { try Subprocess.run(formpostBinary, ["-s", "-o", "/dev/null", "--resumable", "tus", "-T", tusFile, "http://127.0.0.1:\(port)/files"]) }
+        _ = try await offPool { try Subprocess.run(formpostBinary, ["-s", "-o", "/dev/null", "--resumable", "ietf", "-T", draftFile, "http://127.0.0.1:\(port)/draft"]) }
+
+        let text = try await offPool { try Subprocess.runForBytes("curl", ["-sS", "http://127.0.0.1:\(port)/metrics"]) }
+        let parsed = try await offPool { try Subprocess.runForBytes("python3", [Subprocess.interopScript("parse_metrics.py")], input: text) }
+        let samples = try JSONDecoder().decode([String: Double].self, from: parsed)
+        func uploads(_ kind: String, _ outcome: String) -> Double? { samples["formpost_uploads_total{outcome=\(outcome),protocol=\(kind)}"] }
+        #expect(uploads("multipart", "completed") == 2, "\(samples)")
+        #expect(uploads("multipart", "failed") == 1)
+        #expect(uploads("tus", "created") == 1 && uploads("tus", "completed") == 1)
+        #expect(uploads("ietf", "created") == 1 && uploads("ietf", "completed") == 1)
+        #expect(samples["formpost_requests_total{method=POST,status=415}"] == 1)
+        #expect((samples["formpost_requests_total{method=POST,status=200}"] ?? 0) >= 2)
+        #expect(samples["formpost_received_bytes_total{}"] == Double(formBytes + 700_000 + 500_000), "\(samples)")
+        let posts = samples.filter { $0.key.hasPrefix("formpost_requests_total{method=POST,") }.values.reduce(0, +)
+        #expect(posts >= 4 && samples["formpost_request_duration_seconds_count{method=POST}"] == posts, "\(samples)")
+        #expect((samples["formpost_open_connections{}"] ?? 0) >= 1)
+    }
+
+    @Test("without --metrics, GET /metrics is no endpoint (405, as any GET but the page's)")
+    func offByDefault() async throws {
+        let directory = try SampleDirectory()
+        let (server, port) = try await serve(in: directory, [])
+        defer { server.stop() }
+        #expect(try await curlStatus(port, "/metrics", []) == "405")
+    }
+}
