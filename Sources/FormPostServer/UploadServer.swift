@@ -35,6 +35,17 @@ public struct UploadServer: Sendable {
     /// It is the server's, not a receiver's: it describes the network in front of it, and
     /// holds for every receiver it runs and for its connections alike.
     public var trustedProxies = TrustedProxies()
+    /// Decides whether each upload may begin, or nil to take every upload (the default).
+    /// It is called once for every request that can begin an upload — a multipart form, a
+    /// tus creation, a creation of the IETF draft; not a request on an existing upload
+    /// resource, which goes on with an upload that was allowed — after the signed URL is
+    /// checked (``uploadSigner``) and before a `100 Continue` is sent or a byte of the body
+    /// is read. ``UploadAuthorization/deny(status:message:)`` is answered with its status
+    /// and `{"error": message}`, ``UploadAuthorization/unavailable(cause:)`` with 503 and
+    /// `Retry-After`; either way nothing is stored. It allows or refuses an upload as it
+    /// is: it cannot change its limits or metadata. ``UploadAuthorizationHook/authorize(_:)``
+    /// asks an HTTP service, as `formpost serve --hook-url` does.
+    public var authorize: (@Sendable (UploadAuthorizationRequest) async -> UploadAuthorization)?
     /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
     public let tus: TusReceiver?
     /// The receiver of resumable uploads of the IETF draft, or nil.
@@ -117,7 +128,9 @@ public struct UploadServer: Sendable {
         let servesPage = uploadPage
         let health = self.health
         let trusted = trustedProxies
-        let gate = uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew, tusBasePath: tus?.basePath, resumableBasePath: resumable?.basePath) }
+        let beginning = UploadBeginning(tusBasePath: tus?.basePath, resumableBasePath: resumable?.basePath)
+        let gate = uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew, beginning: beginning) }
+        let authorization = authorize.map { AuthorizationGate(beginning: beginning, authorize: $0, logger: receiver.logger) }
         let metrics = self.metrics
         let route = { @Sendable (request: Request, context: ReceiverRequestContext) async -> Response in
             var request = request
@@ -128,6 +141,7 @@ public struct UploadServer: Sendable {
                 receiver.logger.info("\(request.method) \(request.uri.path) \(refusal.status.code): no valid signed URL")
                 return refusal
             }
+            if let authorization, let refusal = await authorization.check(request, context: context) { return refusal }
             if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
                 return UploadPage.response(head: request.method == .head, resumable: resumable != nil)
             }

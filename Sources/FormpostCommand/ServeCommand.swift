@@ -88,6 +88,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("signing-key-file"),
             help: "Take only uploads whose URL is signed with this key (raw bytes, at least 32; see 'formpost sign'): 401 without a signature, 403 for an invalid or expired one.")
     var signingKeyFile: String?
+    @Option(name: .customLong("hook-url"),
+            help: "Ask this HTTP service whether each upload may begin, before its body is read: it receives JSON about the request ({\"type\":\"pre-create\",\"upload\":{...}}) and answers 2xx to allow it, 4xx to refuse it (with its {\"error\": ...}); else the upload is answered 503.")
+    var hookURL: String?
+    @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has to answer; past them the upload is answered 503.")
+    var hookTimeout: Double = 5
     @Flag(name: .customLong("metrics"),
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
     var metrics = false
@@ -136,6 +141,14 @@ struct ServeCommand: AsyncParsableCommand {
             } catch {
                 throw fail(UsageError("--signing-key-file: \(error)"))
             }
+        }
+        var hook: UploadAuthorizationHook?
+        if let hookURL {
+            guard let url = URL(string: hookURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+                throw fail(UsageError("--hook-url \(hookURL): expected an http or https URL"))
+            }
+            guard hookTimeout > 0, hookTimeout <= 3600 else { throw fail(UsageError("--hook-timeout \(hookTimeout): expected seconds between 0 and 3600")) }
+            hook = UploadAuthorizationHook(url: hookURL, timeout: .milliseconds(Int64(hookTimeout * 1000)))
         }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
         let trustedProxies: TrustedProxies
@@ -231,6 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
                                   resumable: resumable, uploadPage: !noPage, health: health, uploadSigner: signer,
                                   metrics: metricsEndpoint)
         server.trustedProxies = trustedProxies
+        server.authorize = hook?.authorize
         let app = try server.application { boundPort in
             Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
         }

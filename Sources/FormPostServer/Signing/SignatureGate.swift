@@ -27,14 +27,15 @@ import ResumableHTTP
 struct SignatureGate: Sendable {
     let signer: UploadURLSigner
     let clockSkew: Int64
-    let tusBasePath: String?
-    let resumableBasePath: String?
+    /// Which requests can begin an upload: those must be signed.
+    let beginning: UploadBeginning
+
+    var tusBasePath: String? { beginning.tusBasePath }
+    var resumableBasePath: String? { beginning.resumableBasePath }
 
     /// Whether `request` must be signed.
     func requiresSignature(_ request: Request) -> Bool {
-        guard request.method == .post || request.method == .put else { return false }
-        let path = request.uri.path
-        return ![tusBasePath, resumableBasePath].contains { base in base.map { path.hasPrefix($0 + "/") } ?? false }
+        beginning.uploadProtocol(of: request) != nil
     }
 
     /// Nil when `request` may go on (its body then limited as signed); else the answer
@@ -74,7 +75,6 @@ struct SignatureGate: Sendable {
     }
 
     private func refusal(_ message: String, status: HTTPResponse.Status, request: Request, channel: (any Channel)?) -> Response {
-        let unread = channel.map { UploadReceiver.declaresBody(request, on: $0) } == true
-        return UploadReceiver.json(ErrorBody(error: message), status: status, ending: unread ? channel : nil)
+        EarlyRefusal.response(message, status: status, request: request, channel: channel)
     }
 }

@@ -1,0 +1,35 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Asks ``UploadServer/authorize`` about each request that can begin an upload, before its
+/// body is read, and answers the refused ones.
+struct AuthorizationGate: Sendable {
+    let beginning: UploadBeginning
+    let authorize: @Sendable (UploadAuthorizationRequest) async -> UploadAuthorization
+    let logger: Logger
+
+    /// The message a client gets when the authorization could not be decided.
+    static let unavailableMessage = "The upload cannot be authorized now: the authorization service is unavailable. Try again later."
+
+    /// Nil when `request` may go on; else the answer that refuses it.
+    func check(_ request: Request, context: ReceiverRequestContext) async -> Response? {
+        guard let uploadProtocol = beginning.uploadProtocol(of: request) else { return nil }
+        let question = UploadAuthorizationRequest(uploadProtocol: uploadProtocol, method: request.method.rawValue, path: request.uri.path,
+                                                  query: request.uri.query ?? "", headerFields: request.headers, clientAddress: context.clientAddress)
+        let client = ClientAddress.logged(context)
+        switch await authorize(question) {
+        case .allow:
+            return nil
+        case .deny(let status, let message):
+            let answered: HTTPResponse.Status = (400..<500).contains(status.code) ? status : .forbidden
+            logger.info("\(request.method) \(request.uri.path) \(answered.code) client=\(client): upload not authorized")
+            return EarlyRefusal.response(message, status: answered, request: request, channel: context.channel)
+        case .unavailable(let cause):
+            logger.error("\(request.method) \(request.uri.path) 503 client=\(client): the upload could not be authorized: \(cause)")
+            var response = EarlyRefusal.response(Self.unavailableMessage, status: .serviceUnavailable, request: request, channel: context.channel)
+            response.headers[.retryAfter] = String(UploadAuthorization.retryAfterSeconds)
+            return response
+        }
+    }
+}
