@@ -59,7 +59,7 @@ struct UploadAuthorizationTests {
             uploads = sample.path + "/uploads"
             port = try freePort()
             server = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", uploads, "--hook-url", hookURL]
-                                      + (timeout.map { ["--hook-timeout", $0] } ?? []), stdout: .discard, stderr: .discard)
+                                      + (timeout.map { ["--hook-timeout", $0] } ?? []), stdout: .discard, stderr: .capture)
             try RawSocket.waitForListenerBlocking(port: port, attempts: 800)
         }
 
@@ -72,6 +72,12 @@ struct UploadAuthorizationTests {
 
         /// The regular files under the storage directory, the receivers' own included.
         var storedBytes: Int64 { GracefulStopTests.bytes(under: uploads) }
+
+        /// Stops the server; what it logged.
+        func stopAndReadLog() throws -> String {
+            server.stop()
+            return String(decoding: try server.finish(timeout: 30).stderr, as: UTF8.self)
+        }
     }
 
     static func curl(_ arguments: [String]) throws -> SignedUploadServeTests.Answer {
@@ -154,8 +160,9 @@ struct UploadAuthorizationTests {
     func hookUnavailable() async throws {
         let received = Received()
         try await Self.withHook(received) { hookPort in
-            let down = try HookedServer(hookURL: "http://127.0.0.1:\(try freePort())/hook")
-            let slow = try HookedServer(hookURL: "http://127.0.0.1:\(hookPort)/slow", timeout: "1")
+            let downURL = "http://127.0.0.1:\(try freePort())/hook", slowURL = "http://127.0.0.1:\(hookPort)/slow"
+            let down = try HookedServer(hookURL: downURL)
+            let slow = try HookedServer(hookURL: slowURL, timeout: "1")
             let file = try down.sample.file("c.bin", size: 1 << 20, seed: 6)
             let answers = try await offPool {
                 try [down, slow].map { try Self.curl(["-i", "-H", "Authorization: Bearer good", "-F", "f=@" + file, $0.base + "/upload"]) }
@@ -167,6 +174,21 @@ struct UploadAuthorizationTests {
                 #expect(!answer.body.contains("100 Continue"), "\(answer.body)")
                 #expect(server.stored.isEmpty && server.storedBytes == 0)
             }
+            // Each failure is logged at error level, with its cause.
+            let logs = try await offPool { try [down, slow].map { try $0.stopAndReadLog() } }
+            for (log, url) in zip(logs, [downURL, slowURL]) {
+                #expect(log.contains(" error formpost.serve: [FormPostServer] POST /upload 503 client=127.0.0.1: the upload could not be authorized: the hook at \(url) gave no answer: "),
+                        "\(log)")
+            }
         }
+    }
+
+    @Test("formpost serve refuses a --hook-url that is not http or https, and a --hook-timeout that is not positive, with exit status 2")
+    func badHookOptions() throws {
+        let sample = try SampleDirectory()
+        let scheme = try formpost(["serve", "--port", "0", "--dir", sample.path + "/uploads", "--hook-url", "ftp://127.0.0.1/hook"])
+        let timeout = try formpost(["serve", "--port", "0", "--dir", sample.path + "/uploads", "--hook-url", "http://127.0.0.1/hook", "--hook-timeout", "0"])
+        #expect(scheme.status == 2 && scheme.stderr.contains("--hook-url ftp://127.0.0.1/hook: expected an http or https URL"), "\(scheme.stderr)")
+        #expect(timeout.status == 2 && timeout.stderr.contains("--hook-timeout 0.0: expected seconds between 0 and 3600"), "\(timeout.stderr)")
     }
 }

@@ -27,14 +27,18 @@ public struct UploadAuthorizationHook: Sendable {
     public let url: String
     /// How long the service has to answer, from connecting to the last byte of its answer.
     public let timeout: Duration
+    /// The client that asks the service: AsyncHTTPClient's shared one unless given.
+    public let client: HTTPClient
 
     /// The most bytes of the service's answer that are read.
     static let maxAnswerBytes = 64 << 10
 
-    /// Creates a hook posting to `url` (`http` or `https`), answered within `timeout`.
-    public init(url: String, timeout: Duration = .seconds(5)) {
+    /// Creates a hook posting to `url` (`http` or `https`) with `client`, answered within
+    /// `timeout`.
+    public init(url: String, timeout: Duration = .seconds(5), client: HTTPClient = .shared) {
         self.url = url
         self.timeout = timeout
+        self.client = client
     }
 
     /// Asks the service about `request`.
@@ -54,7 +58,7 @@ public struct UploadAuthorizationHook: Sendable {
         let (seconds, attoseconds) = timeout.components
         let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         do {
-            let response = try await HTTPClient.shared.execute(post, deadline: deadline)
+            let response = try await client.execute(post, deadline: deadline)
             let answer = try await response.body.collect(upTo: Self.maxAnswerBytes)
             switch response.status.code {
             case 200..<300:
