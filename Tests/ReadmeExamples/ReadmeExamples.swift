@@ -196,6 +196,19 @@ func articleRunningInProductionExample2() async throws {
 func articleRunningInProductionExample3() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
     var server = UploadServer(receiver: receiver, host: "0.0.0.0")
+    server.authorize = { request in
+        // request.uploadProtocol, .method, .path, .query, .headerFields, .clientAddress
+        guard request.headerFields[.authorization] == "Bearer good" else {
+            return .deny(status: .forbidden, message: "bad token")
+        }
+        return .allow
+    }
+}
+
+/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+func articleRunningInProductionExample4() async throws {
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
+    var server = UploadServer(receiver: receiver, host: "0.0.0.0")
     server.trustedProxies = try TrustedProxies(["10.0.0.0/8", "2001:db8:ffff::/48"])
 }
 
