@@ -125,7 +125,9 @@ struct UploadAuthorizationTests {
     func hookAllowsAndDenies() async throws {
         let received = Received()
         try await Self.withHook(received) { hookPort in
-            let server = try HookedServer(hookURL: "http://127.0.0.1:\(hookPort)/hook")
+            // A minute for the hook, which runs in this test process: beside the other
+            // suites, its first answer took longer than the default 5 s.
+            let server = try HookedServer(hookURL: "http://127.0.0.1:\(hookPort)/hook", timeout: "60")
             let file = try server.sample.file("b.bin", size: 3 << 20, seed: 5)
             let (bad, nothing, good, tusDenied, tusUploaded) = try await offPool {
                 let bad = try Self.curl(["-H", "Authorization: Bearer bad", "-F", "f=@" + file, server.base + "/upload"])
