@@ -117,7 +117,13 @@ struct EncoderAgreementTests {
         }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: warm.count, alignment: 16)
         defer { scratch.deallocate() }
-        let fromCache = try plan.makeChunkReader().readCachedWithoutSuspending(into: scratch)
+        // Pages still being read ahead when the file was evicted can land in the cache just
+        // after (seen on a busy machine): evicted again, it is read again, a few times. A
+        // reader that copied uncached bytes without waiting would copy them all every time.
+        var fromCache = try plan.makeChunkReader().readCachedWithoutSuspending(into: scratch)
+        for _ in 0..<5 where fromCache == warm.count && Self.evict(path) {
+            fromCache = try plan.makeChunkReader().readCachedWithoutSuspending(into: scratch)
+        }
         #expect(fromCache < warm.count, "the file has left the page cache: only the bytes before it are copied without waiting")
         Self.evict(path)
         #expect(try await plan.encodedBytes() == warm)
