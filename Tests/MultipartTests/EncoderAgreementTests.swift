@@ -124,6 +124,18 @@ struct EncoderAgreementTests {
         for _ in 0..<5 where fromCache == warm.count && Self.evict(path) {
             fromCache = try plan.makeChunkReader().readCachedWithoutSuspending(into: scratch)
         }
+        if fromCache == warm.count, Self.evict(path), Self.kernelCopiesUncachedWithoutWaiting(path, length: content.count) {
+            // A disk that answers from its host's cache can finish the read-ahead that a
+            // page-cache-only read starts before that read looks again (seen on a busy virtual
+            // machine): then no reader can be shown to wait here.
+            let reason = "preadv2(RWF_NOWAIT) itself returned every byte of \(path) just evicted: this machine's disk answers before a cached-only read returns, so it cannot show a cold read"
+            print("EncoderAgreementTests: NOT RUN: \(reason)")
+            #if compiler(>=6.3)
+            try Test.cancel(Comment(rawValue: reason))
+            #else
+            return
+            #endif
+        }
         #expect(fromCache < warm.count, "the file has left the page cache: only the bytes before it are copied without waiting")
         Self.evict(path)
         #expect(try await plan.encodedBytes() == warm)
@@ -148,6 +160,22 @@ struct EncoderAgreementTests {
             usleep(20_000)
         }
         return false
+    }
+
+    /// Whether the kernel's own page-cache-only read (`preadv2` with `RWF_NOWAIT`, called
+    /// here, not through the library) copies all `length` bytes of `path`, just evicted, at
+    /// once. It is looked up by name, as Glibc's Swift module does not offer it.
+    static func kernelCopiesUncachedWithoutWaiting(_ path: String, length: Int) -> Bool {
+        typealias PReadV2 = @convention(c) (Int32, UnsafePointer<iovec>?, Int32, Int, Int32) -> Int
+        let noWait: Int32 = 0x8 // RWF_NOWAIT
+        guard let symbol = dlsym(nil, "preadv2") else { return false }
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: length, alignment: 16)
+        defer { buffer.deallocate() }
+        var vector = iovec(iov_base: buffer.baseAddress, iov_len: length)
+        return unsafeBitCast(symbol, to: PReadV2.self)(descriptor, &vector, 1, 0, noWait) == length
     }
 
     /// How many of the file's pages are in the page cache, by `mincore` on a mapping of it
