@@ -36,12 +36,12 @@ struct AppendFailureTests {
             FileSync.recorder.watch(watched)
             // The first batch (256 KiB) fills the disk after 100 KiB, while the next is gathered.
             let append = try StalledRequest(port: port, head: appendHead(kind, path: String(url.dropFirst(base.count)), length: content.count))
-            append.send(content[..<sent])
+            try await offPool { append.send(content[..<sent]) }
             let stalled = try await settledSize(of: data)
             #expect(stalled > 0 && stalled < 256 * 1024, "the disk filled mid-batch, at \(stalled) bytes")
             // Room again before the next batch: a writer that went on would write it after a hole.
             filler.remove()
-            append.send(content[sent...])
+            try await offPool { append.send(content[sent...]) }
             // The answer, unless the server's closing a connection it had not read to its end
             // reset it first; either way the append has ended once the server answered. Waited
             // for off the pool: the server in this process answers on it.

@@ -77,16 +77,16 @@ struct CommandLineTests {
     }
 
     @Test("encode output is parsed identically by Werkzeug, python-multipart and Node")
-    func independentParsers() throws {
+    func independentParsers() async throws {
         let directory = try SampleDirectory()
         let binary = try directory.file("random.bin", size: 200_000, seed: 7)
         let text = directory.path + "/notes.txt"
         try Data("line one\r\nline two\n".utf8).write(to: URL(fileURLWithPath: text))
         let output = directory.path + "/body"
-        let result = try formpost(["encode", "-F", "plain=value", "-F", "emoji=ünï 😀", "-F", "quote\"d=x", "-F", "typed=a;type=text/x-custom",
-                                   "--form-string", "literal=@not-a-file", "-F", "notes=<\(text)",
-                                   "-F", "bin=@\(binary);type=image/png", "-F", "txt=@\(text);filename=ça va \"x\".txt", "-F", "stdin=@-",
-                                   "--boundary", "formpost-interop", "-o", output], input: Data("from stdin".utf8))
+        let result = try await offPool { try formpost(["encode", "-F", "plain=value", "-F", "emoji=ünï 😀", "-F", "quote\"d=x", "-F", "typed=a;type=text/x-custom",
+                                                       "--form-string", "literal=@not-a-file", "-F", "notes=<\(text)",
+                                                       "-F", "bin=@\(binary);type=image/png", "-F", "txt=@\(text);filename=ça va \"x\".txt", "-F", "stdin=@-",
+                                                       "--boundary", "formpost-interop", "-o", output], input: Data("from stdin".utf8)) }
         #expect(result.status == 0, "\(result.stderr)")
         let contentType = "multipart/form-data; boundary=formpost-interop"
         #expect(result.text.hasPrefix("Content-Type: \(contentType)\nContent-Length: "))
@@ -103,19 +103,20 @@ struct CommandLineTests {
         let files = [part("bin", "random.bin", "image/png", binaryBytes), part("txt", "ça va \"x\".txt", "text/plain", textBytes),
                      part("stdin", "-", nil, Data("from stdin".utf8))]
 
-        func peer(_ program: String, _ arguments: [String]) throws -> [ParsedByPeer] {
-            try JSONDecoder().decode([ParsedByPeer].self, from: Data(try Subprocess.run(program, arguments).utf8))
+        func peer(_ program: String, _ arguments: [String]) async throws -> [ParsedByPeer] {
+            let output = try await offPool { try Subprocess.run(program, arguments) }
+            return try JSONDecoder().decode([ParsedByPeer].self, from: Data(output.utf8))
         }
         // Node follows the WHATWG parser: every part in order, escapes undone.
-        let node = try peer("node", [Subprocess.interopScript("parse_form.mjs"), output, contentType])
+        let node = try await peer("node", [Subprocess.interopScript("parse_form.mjs"), output, contentType])
         // (The WHATWG parser gives a file part without Content-Type, as standard input is here, text/plain.)
         let nodeFiles = files.dropLast() + [part("stdin", "-", "text/plain", Data("from stdin".utf8))]
         #expect(node == fields.prefix(3) + [ParsedByPeer(name: "typed", filename: nil, content_type: nil, size: 1, sha256: sha256Hex(Data("a".utf8)))] + fields.suffix(2) + nodeFiles)
         // Werkzeug reports fields, then files; it undoes the escapes too.
-        let werkzeug = try peer("python3", [Subprocess.interopScript("parse_form.py"), "werkzeug", output, contentType])
+        let werkzeug = try await peer("python3", [Subprocess.interopScript("parse_form.py"), "werkzeug", output, contentType])
         #expect(werkzeug == fields + files)
         // python-multipart reports raw header parameters: the browser escapes stay, types are kept.
-        let raw = try peer("python3", [Subprocess.interopScript("parse_form.py"), "python-multipart", output, contentType])
+        let raw = try await peer("python3", [Subprocess.interopScript("parse_form.py"), "python-multipart", output, contentType])
         #expect(raw.map(\.name) == ["plain", "emoji", "quote%22d", "typed", "literal", "notes", "bin", "txt", "stdin"])
         #expect(raw.map(\.filename) == [nil, nil, nil, nil, nil, nil, "random.bin", "ça va %22x%22.txt", "-"])
         #expect(raw[3].content_type == "text/x-custom")
@@ -172,24 +173,27 @@ struct CommandLineTests {
 
     @Test("exit codes match curl's")
     func exitCodes() async throws {
-        let missing = try formpost(["-F", "f=@/nonexistent/file.bin", "http://127.0.0.1:1/"])
+        let missing = try await offPool { try formpost(["-F", "f=@/nonexistent/file.bin", "http://127.0.0.1:1/"]) }
         #expect(missing.status == 26, "a missing file is found before any connection (7 would mean it tried to send)")
         #expect(missing.stderr.contains("/nonexistent/file.bin"))
-        let noName = try formpost(["-F", "a=@", "http://127.0.0.1:1/"])
+        let noName = try await offPool { try formpost(["-F", "a=@", "http://127.0.0.1:1/"]) }
         #expect(noName.status == 26 && noName.stderr == "formpost: -F a=@: no file name after @ (give a path, or - for standard input)\n", "\(noName.stderr)")
-        let directory = try formpost(["-F", "f=@/tmp", "http://127.0.0.1:1/"])
+        let directory = try await offPool { try formpost(["-F", "f=@/tmp", "http://127.0.0.1:1/"]) }
         #expect(directory.status == 26)
-        let refused = try formpost(["-sS", "-F", "a=1", "http://127.0.0.1:1/"])
+        let refused = try await offPool { try formpost(["-sS", "-F", "a=1", "http://127.0.0.1:1/"]) }
         #expect(refused.status == 7, "\(refused.stderr)")
         #expect(refused.stderr == "formpost: Could not connect to 127.0.0.1 port 1: Connection refused.\n")
-        let unknown = try formpost(["-sS", "-F", "a=1", "http://nonexistent.invalid/"])
-        let quiet = try formpost(["-s", "-F", "a=1", "http://127.0.0.1:1/"])
+        let unknown = try await offPool { try formpost(["-sS", "-F", "a=1", "http://nonexistent.invalid/"]) }
+        let quiet = try await offPool { try formpost(["-s", "-F", "a=1", "http://127.0.0.1:1/"]) }
         #expect(quiet.status == 7 && quiet.stderr.isEmpty, "-s without -S says nothing, as curl: \(quiet.stderr)")
         #expect(unknown.status == 6, "\(unknown.stderr)")
         #expect(unknown.stderr == "formpost: Could not resolve host nonexistent.invalid: no address was found for it.\n")
-        #expect(try formpost(["-F", "novalue", "http://127.0.0.1:1/"]).status == 2)
-        #expect(try formpost([]).status == 2)
-        #expect(try formpost(["--limit-rate", "fast", "-F", "a=1", "http://x/"]).status == 2)
+        let noValue = try await offPool { try formpost(["-F", "novalue", "http://127.0.0.1:1/"]) }
+        #expect(noValue.status == 2)
+        let noArguments = try await offPool { try formpost([]) }
+        #expect(noArguments.status == 2)
+        let badRate = try await offPool { try formpost(["--limit-rate", "fast", "-F", "a=1", "http://x/"]) }
+        #expect(badRate.status == 2)
         let server = try TestServer()
         let (failed, shown) = try await server.run { base in
             let url = base.appendingPathComponent("upload").absoluteString

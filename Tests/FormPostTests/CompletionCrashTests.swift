@@ -134,6 +134,7 @@ struct CompletionCrashTests {
         let appended = try await tus("PATCH", url, body: [], headers: [Self.uploadOffset: String(Self.content.count)])
         #expect(appended.status == 204 && appended.headers[Self.uploadOffset] == String(Self.content.count), "\(appended.status) \(appended.text)")
         _ = try await completedOnce(tusURL: url, in: uploads.path)
+        try await offPool { second.stop() }
     }
 
     // MARK: - IETF draft
@@ -179,6 +180,7 @@ struct CompletionCrashTests {
         let done = try await draft(.patch, url, body: [], headers: completion)
         #expect(done.status == 200 && done.headers[Self.uploadComplete] == "?1", "\(done.status) \(done.text)")
         try checkDraftReceipt(done, in: uploads.path)
+        try await offPool { second.stop() }
     }
 
     // MARK: - IETF draft, forms
@@ -216,6 +218,7 @@ struct CompletionCrashTests {
         let head = try await draft(.head, url)
         #expect(head.headers[Self.uploadOffset] == String(Self.form.count) && head.headers[Self.uploadComplete] == "?1", "after the restart, HEAD: \(head.headers)")
         try checkFormReceipt(try await draft(.get, url), in: uploads.path)
+        try await offPool { second.stop() }
     }
 
     /// A form of a field and two files, the content and its second half.

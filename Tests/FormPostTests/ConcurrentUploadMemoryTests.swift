@@ -48,7 +48,9 @@ struct ConcurrentUploadMemoryTests {
             let job = ConcurrentUploadJob(url: "https://localhost:\(nginx.port)/slow", caPath: fixtures.caPath, filePath: path,
                                           uploads: run.uploads, inFlight: inFlight, http1Only: http1Only, reportPath: report)
             let finished = try await offPool { try job.runInChild() }
-            return (finished, try await nginx.protocolsLogged(atLeast: run.uploads))
+            let protocols = try await nginx.protocolsLogged(atLeast: run.uploads)
+            try await offPool { nginx.stop() }
+            return (finished, protocols)
         }
         let output = String(decoding: finished.stdout + finished.stderr, as: UTF8.self)
         #expect(finished.status == 0, "the uploading child failed: \(output.suffix(4000))")

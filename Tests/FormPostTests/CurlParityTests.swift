@@ -92,9 +92,9 @@ struct CurlParityTests {
             try await offPool { try formpost(["-s", "-F", "a=1", "127.0.0.1:\(base.port ?? 0)/echo"]) }
         }
         #expect(schemeless.status == 0, "\(schemeless.stderr)")
-        let other = try formpost(["-sS", "-F", "a=1", "htp://example.com/"])
+        let other = try await offPool { try formpost(["-sS", "-F", "a=1", "htp://example.com/"]) }
         #expect(other.status == 1 && other.stderr.contains("Protocol \"htp\" not supported"), "\(other.stderr)")
-        let malformed = try formpost(["-sS", "-F", "a=1", "http://[::1"])
+        let malformed = try await offPool { try formpost(["-sS", "-F", "a=1", "http://[::1"]) }
         #expect(malformed.status == 3, "\(malformed.stderr)")
     }
 }

@@ -43,7 +43,7 @@ struct FootprintTests {
         let port = try freePort()
         let silent = try ChildProcess("python3", ["-c", Self.silentServer, String(port)], stdout: .discard, stderr: .discard)
         defer { silent.stop() }
-        try RawSocket.waitForListenerBlocking(port: port)
+        try await RawSocket.waitForListener(port: port)
 
         for transport in ["ahc", "urlsession"] {
             let upload = try ChildProcess(formpostBinary, ["-s", "--max-time", "30", "--transport", transport, "-F", "file=@\(file)", "http://127.0.0.1:\(port)/upload"],
@@ -57,7 +57,9 @@ struct FootprintTests {
             } else {
                 #expect(mapped.contains { $0.hasPrefix("libcurl") }, "formpost-urlsession should map libcurl: \(mapped)")
             }
+            try await offPool { upload.stop() }
         }
+        try await offPool { silent.stop() }
     }
 
     /// A TCP server on 127.0.0.1:argv[1] that reads what each connection sends and never answers.
@@ -84,7 +86,7 @@ struct FootprintTests {
         let port = try freePort()
         let app = try ChildProcess(program, arguments(port, directory), stdout: .discard, stderr: .discard)
         defer { app.stop() }
-        try RawSocket.waitForListenerBlocking(port: port)
+        try await RawSocket.waitForListener(port: port)
 
         let before = try mappedLibraries(pid: app.pid)
         #expect(before.contains { $0.hasPrefix("libFoundationEssentials.so") }, "FoundationEssentials is not mapped, so the check reads the wrong maps: \(before)")
@@ -102,6 +104,7 @@ struct FootprintTests {
         for library in before.union(after) {
             #expect(!forbidden.contains { library.hasPrefix($0) }, "\(program) maps \(library)")
         }
+        try await offPool { app.stop() }
     }
 
     /// The file names of the shared objects mapped into process `pid`.

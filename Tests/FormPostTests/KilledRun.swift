@@ -7,11 +7,11 @@ import Darwin
 
 /// Starts `cutting_proxy.py` in front of 127.0.0.1:`target`: the first `cuts` connections
 /// that carry more than `after` bytes are cut there, each cut a line of `log`.
-func startCuttingProxy(to target: Int, after: Int, cuts: Int, log: String) throws -> (ChildProcess, Int) {
+func startCuttingProxy(to target: Int, after: Int, cuts: Int, log: String) async throws -> (ChildProcess, Int) {
     let port = try freePort()
     let proxy = try ChildProcess("python3", [Subprocess.interopScript("cutting_proxy.py"), String(port), String(target), String(after), String(cuts), log],
                                  stdout: .discard, stderr: .discard)
-    try RawSocket.waitForListenerBlocking(port: port, attempts: 200)
+    try await RawSocket.waitForListener(port: port, attempts: 200)
     return (proxy, port)
 }
 

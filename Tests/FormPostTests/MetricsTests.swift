@@ -55,6 +55,7 @@ struct MetricsTests {
         let posts = samples.filter { $0.key.hasPrefix("formpost_requests_total{method=POST,") }.values.reduce(0, +)
         #expect(posts >= 4 && samples["formpost_request_duration_seconds_count{method=POST}"] == posts, "\(samples)")
         #expect((samples["formpost_open_connections{}"] ?? 0) >= 1)
+        try await offPool { server.stop() }
     }
 
     @Test("without --metrics, GET /metrics is no endpoint (405, as any GET but the page's)")
@@ -63,5 +64,6 @@ struct MetricsTests {
         let (server, port) = try await serve(in: directory, [])
         defer { server.stop() }
         #expect(try await curlStatus(port, "/metrics", []) == "405")
+        try await offPool { server.stop() }
     }
 }

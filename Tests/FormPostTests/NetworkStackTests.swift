@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func clientCertificateOnANonPosixGroupIsRefusedNotACrash() async throws {
-        let fixtures = try TLSFixtures()
+        let fixtures = try await offPool { try TLSFixtures() }
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateChain = try NIOSSLCertificate.fromPEMFile(fixtures.clientCertificatePath).map { .certificate($0) }
         tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: fixtures.clientKeyPath, format: .pem))

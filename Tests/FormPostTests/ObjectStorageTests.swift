@@ -12,9 +12,9 @@ struct ObjectStorageTests {
     let client = FormPostClient()
 
     /// A file of `count` random bytes (parts of a pattern could be swapped unseen).
-    func randomFile(_ directory: SampleDirectory, _ name: String, size count: Int) throws -> String {
+    func randomFile(_ directory: SampleDirectory, _ name: String, size count: Int) async throws -> String {
         let path = directory.path + "/" + name
-        _ = try Subprocess.run("sh", ["-c", "head -c \(count) /dev/urandom > '\(path)'"])
+        _ = try await offPool { try Subprocess.run("sh", ["-c", "head -c \(count) /dev/urandom > '\(path)'"]) }
         return path
     }
 
@@ -41,7 +41,8 @@ struct ObjectStorageTests {
         var form = MultipartForm()
         form.append(name: "title", value: "into S3")
         for (name, size) in sizes.sorted(by: { $0.key < $1.key }) {
-            try form.append(name: name, fileAt: try randomFile(directory, name, size: size))
+            let file = try await randomFile(directory, name, size: size)
+            try form.append(name: name, fileAt: file)
         }
         let (response, left) = try await upload(form, into: store.storage())
         #expect(response.status == 200, "\(response.text)")
@@ -72,8 +73,10 @@ struct ObjectStorageTests {
         let store = try await MotoStore()
         let directory = try SampleDirectory()
         var form = MultipartForm()
-        try form.append(name: "first", fileAt: try randomFile(directory, "first.bin", size: 1_000))
-        try form.append(name: "second", fileAt: try randomFile(directory, "second.bin", size: 14 << 20))
+        let first = try await randomFile(directory, "first.bin", size: 1_000)
+        let second = try await randomFile(directory, "second.bin", size: 14 << 20)
+        try form.append(name: "first", fileAt: first)
+        try form.append(name: "second", fileAt: second)
         let (response, _) = try await upload(form, into: store.storage(), maxFileSize: 12 << 20)
         #expect(response.status == 413, "\(response.text)")
         let contents = try await store.contents()
@@ -119,13 +122,16 @@ struct ObjectStorageTests {
         defer { proxy.stop() }
         try await RawSocket.waitForListener(port: port)
         let directory = try SampleDirectory()
-        let path = try randomFile(directory, "faulted.bin", size: 20 << 20)
+        let path = try await randomFile(directory, "faulted.bin", size: 20 << 20)
         var form = MultipartForm()
         try form.append(name: "file", fileAt: path)
         let (response, left) = try await upload(form, into: store.storage(through: port))
         let contents = try await store.contents()
-        proxy.stop()
-        let log = String(decoding: try proxy.finish().stdout, as: UTF8.self).split(separator: "\n")
+        let output = try await offPool { () -> Data in
+            proxy.stop()
+            return try proxy.finish().stdout
+        }
+        let log = String(decoding: output, as: UTF8.self).split(separator: "\n")
         return FaultedUpload(response: response, contents: contents, log: log, sentSHA256: try sha256(ofFile: path), left: left)
     }
 
@@ -157,7 +163,7 @@ struct ObjectStorageTests {
     func serveCommand() async throws {
         let store = try await MotoStore()
         let directory = try SampleDirectory()
-        let path = try randomFile(directory, "curl.bin", size: 6 << 20)
+        let path = try await randomFile(directory, "curl.bin", size: 6 << 20)
         let port = try freePort()
         let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
                                                                      "--store", "s3://\(store.bucket)/from-curl", "--s3-endpoint", store.endpoint, "--s3-path-style"],
@@ -179,6 +185,7 @@ struct ObjectStorageTests {
         #expect(missing.status == 69)
         let message = String(decoding: missing.stderr, as: UTF8.self)
         #expect(message.contains("404") && message.contains("NoSuchBucket"), "\(message)")
+        try await offPool { serve.stop() }
     }
 
     #if os(Linux)
@@ -196,7 +203,7 @@ struct ObjectStorageTests {
         let store = try await MotoStore()
         let directory = try SampleDirectory()
         let size = 160 << 20
-        let path = try randomFile(directory, "large.bin", size: size)
+        let path = try await randomFile(directory, "large.bin", size: size)
         let port = try freePort()
         let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
                                                                      "--store", "s3://\(store.bucket)", "--s3-endpoint", store.endpoint, "--s3-path-style"],
@@ -204,7 +211,7 @@ struct ObjectStorageTests {
         defer { serve.stop() }
         try await RawSocket.waitForListener(port: port, attempts: 1200)
         // A small upload first, so that the baseline holds what any upload allocates once.
-        let small = try randomFile(directory, "small.bin", size: 1_000)
+        let small = try await randomFile(directory, "small.bin", size: 1_000)
         _ = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(small)", "http://127.0.0.1:\(port)/"]) }
         let before = try peakKiB(of: serve.pid)
         let answer = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(path)", "http://127.0.0.1:\(port)/"]) }
@@ -218,6 +225,7 @@ struct ObjectStorageTests {
         // the file would add.
         #expect(after - before < 100 << 10, "the peak grew by \((after - before) >> 10) MiB for a \(size >> 20) MiB file")
         print("object storage: formpost serve's peak grew by \(after - before) KiB (from \(before) KiB) for a \(size >> 20) MiB file")
+        try await offPool { serve.stop() }
         #endif
     }
 

@@ -70,7 +70,7 @@ struct ResumableClientTests {
         let (form, digests) = try form(directory, size: 10 << 20)
         let state = ResumeStateStore(directory: directory.path + "/state")
         let (result, appended) = try await withDraftServer(directory, options: ["--discard-partial"]) { port, log in
-            let (proxy, proxyPort) = try startCuttingProxy(to: port, after: 1_500_000, cuts: 3, log: directory.path + "/cuts.log")
+            let (proxy, proxyPort) = try await startCuttingProxy(to: port, after: 1_500_000, cuts: 3, log: directory.path + "/cuts.log")
             defer { proxy.stop() }
             let uploader = ResumableUploader(chunkSize: 4 << 20, retry: RetryPolicy(maxRetries: 6, baseDelay: .milliseconds(20)), stateStore: state)
             let result = try await uploader.upload(form, to: URL(string: "http://127.0.0.1:\(proxyPort)/project/files")!)
@@ -133,7 +133,7 @@ struct ResumableClientTests {
         let (form, digests) = try form(directory, size: 6 << 20)
         let log = directory.path + "/cuts.log"
         let result = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
-            let (proxy, proxyPort) = try startCuttingProxy(to: port, after: 1_000_000, cuts: 3, log: log)
+            let (proxy, proxyPort) = try await startCuttingProxy(to: port, after: 1_000_000, cuts: 3, log: log)
             defer { proxy.stop() }
             let uploader = ResumableUploader(chunkSize: 2 << 20, retry: RetryPolicy(maxRetries: 8, baseDelay: .milliseconds(20)),
                                              stateStore: ResumeStateStore(directory: directory.path + "/state"))
@@ -221,7 +221,7 @@ extension TusClientTests {
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
         let acknowledged = UploadsSeen()
         let result = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
-            let (proxy, proxyPort) = try startCuttingProxy(to: port, after: 1_500_000, cuts: 3, log: directory.path + "/cuts.log")
+            let (proxy, proxyPort) = try await startCuttingProxy(to: port, after: 1_500_000, cuts: 3, log: directory.path + "/cuts.log")
             defer { proxy.stop() }
             let uploader = TusUploader(chunkSize: 4 << 20, retry: RetryPolicy(maxRetries: 8, baseDelay: .milliseconds(20)), stateStore: nil, checksums: true)
             return try await uploader.upload(fileAt: file, to: URL(string: "http://127.0.0.1:\(proxyPort)/files")!) { progress in

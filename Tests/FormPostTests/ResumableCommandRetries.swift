@@ -19,7 +19,7 @@ extension TusClientTests {
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
         let log = directory.path + "/cuts.log"
         let finished = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
-            let (proxy, proxyPort) = try startCuttingProxy(to: port, after: 2_000_000, cuts: 1, log: log)
+            let (proxy, proxyPort) = try await startCuttingProxy(to: port, after: 2_000_000, cuts: 1, log: log)
             defer { proxy.stop() }
             return try await offPool {
                 try ChildProcess("env", ["XDG_STATE_HOME=" + directory.path + "/state", formpostBinary, "-s", "-S"]
@@ -40,7 +40,7 @@ extension TusClientTests {
         let uploads = try SampleDirectory()
         let file = try directory.file("big.bin", size: 8 << 20, seed: 8)
         let finished = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
-            let (proxy, proxyPort) = try startCuttingProxy(to: port, after: 2_000_000, cuts: 1, log: directory.path + "/cuts.log")
+            let (proxy, proxyPort) = try await startCuttingProxy(to: port, after: 2_000_000, cuts: 1, log: directory.path + "/cuts.log")
             defer { proxy.stop() }
             return try await offPool {
                 try ChildProcess("env", ["XDG_STATE_HOME=" + directory.path + "/state", formpostBinary, "-s", "-S", "--retry", "0"]

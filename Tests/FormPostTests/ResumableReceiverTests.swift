@@ -195,18 +195,21 @@ struct ResumableReceiverTests {
             let socket = try #require(try RawSocket.connect(port: port))
             defer { close(socket) }
             let partial = Array(head.utf8) + content[0..<sent]
-            _ = partial.withUnsafeBytes { POSIX.send(socket, $0) }
+            _ = try await offPool { partial.withUnsafeBytes { POSIX.send(socket, $0) } }
             // Until all 300 KiB are on the disk: HEAD answers what reached it.
             try await offPool { waitUntilStored(in: uploads.path + "/.resumable", moreThan: Int64(sent - 1)) }
             let state = try await request(.head, base + path)
             #expect(state.status == 204 && state.headers[offset] == String(sent), "HEAD ends the held append and answers \(state.headers[offset] ?? "nothing")")
             // The held request's connection was closed by the server.
-            var buffer = [UInt8](repeating: 0, count: 1024)
-            var timeout = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var received = 1
-            while received > 0 { received = recv(socket, &buffer, buffer.count, 0) }
-            return (base + path, received == 0 || errno == ECONNRESET)
+            let closed = try await offPool { () -> Bool in
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                var timeout = timeval(tv_sec: 5, tv_usec: 0)
+                setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                var received = 1
+                while received > 0 { received = recv(socket, &buffer, buffer.count, 0) }
+                return received == 0 || errno == ECONNRESET
+            }
+            return (base + path, closed)
         }
         #expect(heldEnded)
         let receipt = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in

@@ -65,7 +65,7 @@ struct SignedUploadServeTests {
     @Test("a form without a signature is answered 401 saying why, with nothing stored; the page and the health endpoints stay open",
           .timeLimit(.minutes(2)))
     func unsignedIsUnauthorized() async throws {
-        let server = try SigningServer()
+        let server = try await offPool { try SigningServer() }
         let file = try server.sample.file("a.bin", size: 3 << 20, seed: 1)
         let (unsigned, page, ready) = try await offPool {
             (try Self.curl(["-F", "f=@" + file, server.base + "/upload"]), try Self.curl(["-o", "/dev/null", server.base + "/"]),
@@ -79,8 +79,8 @@ struct SignedUploadServeTests {
 
     @Test("a URL signed by formpost sign takes the form (formpost -F): 200, the file stored intact")
     func signedIsStored() async throws {
-        let server = try SigningServer()
-        let (file, url) = try server.fileAndURL("b.bin", size: 2 << 20, seed: 2, signing: "/upload", ["--expires-in", "600", "--max-bytes", "3M"])
+        let server = try await offPool { try SigningServer() }
+        let (file, url) = try await offPool { try server.fileAndURL("b.bin", size: 2 << 20, seed: 2, signing: "/upload", ["--expires-in", "600", "--max-bytes", "3M"]) }
         #expect(url.hasPrefix(server.base + "/upload?X-FormPost-Expires="))
         let result = try await offPool { try formpost(["-s", "-F", "f=@" + file, url]) }
         #expect(result.status == 0, "\(result.stderr)")
@@ -91,13 +91,13 @@ struct SignedUploadServeTests {
 
     @Test("a tampered signature or limit, an expired URL, one signed for another path or method: 403 saying why, nothing stored")
     func invalidIsForbidden() async throws {
-        let server = try SigningServer()
-        let (file, url) = try server.fileAndURL("c.bin", size: 1 << 20, seed: 3, signing: "/upload", ["--max-bytes", "2M"])
+        let server = try await offPool { try SigningServer() }
+        let (file, url) = try await offPool { try server.fileAndURL("c.bin", size: 1 << 20, seed: 3, signing: "/upload", ["--max-bytes", "2M"]) }
         let signature = String(url.split(separator: "=").last ?? "")
         let flipped = String(signature.dropLast()) + (signature.hasSuffix("0") ? "1" : "0")
         let signer = try UploadURLSigner(keyFile: server.keyFile)
         let expired = server.base + signer.signedTarget(method: "POST", path: "/upload", expires: Int64(Date().timeIntervalSince1970) - 3600)
-        let forPut = try server.sign("/upload", ["--method", "PUT"])
+        let forPut = try await offPool { try server.sign("/upload", ["--method", "PUT"]) }
         let cases: [(String, [String], String)] = [
             ("tampered signature", ["-F", "f=@" + file, url.replacingOccurrences(of: signature, with: flipped)], "does not match"),
             ("tampered limit", ["-F", "f=@" + file, url.replacingOccurrences(of: "Max-Bytes=2097152", with: "Max-Bytes=20971520")], "does not match"),
@@ -115,8 +115,8 @@ struct SignedUploadServeTests {
 
     @Test("a form over the signed limit is answered 413 and leaves nothing: declared by Content-Length (refused unread) or chunked (cut at the limit)")
     func overTheLimit() async throws {
-        let server = try SigningServer()
-        let (file, url) = try server.fileAndURL("d.bin", size: 3 << 20, seed: 4, signing: "/upload", ["--max-bytes", "1M"])
+        let server = try await offPool { try SigningServer() }
+        let (file, url) = try await offPool { try server.fileAndURL("d.bin", size: 3 << 20, seed: 4, signing: "/upload", ["--max-bytes", "1M"]) }
         let (declared, chunked) = try await offPool {
             (try Self.curl(["-F", "f=@" + file, url]), try Self.curl(["-H", "Transfer-Encoding: chunked", "-F", "f=@" + file, url]))
         }
@@ -128,8 +128,8 @@ struct SignedUploadServeTests {
 
     @Test("tus: a creation needs a signature (401 without; 413 over the signed limit); with one, formpost uploads resumably, its appends (three of 1 MiB) unsigned to the upload's own URL")
     func tusCreation() async throws {
-        let server = try SigningServer()
-        let (file, url) = try server.fileAndURL("e.bin", size: 3 << 20, seed: 5, signing: "/files", ["--max-bytes", "4M"])
+        let server = try await offPool { try SigningServer() }
+        let (file, url) = try await offPool { try server.fileAndURL("e.bin", size: 3 << 20, seed: 5, signing: "/files", ["--max-bytes", "4M"]) }
         let (unsigned, tooLarge, uploaded) = try await offPool {
             (try Self.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 10", server.base + "/files"]),
              try Self.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(5 << 20)", url]),
@@ -147,8 +147,8 @@ struct SignedUploadServeTests {
 
     @Test("IETF draft: a creation (Upload-Complete) needs a signature (401 without); under a signed limit it must declare its length (411 without, 413 over), and its unsigned appends are held to that length; a signed one is stored")
     func draftCreation() async throws {
-        let server = try SigningServer()
-        let (file, url) = try server.fileAndURL("g.bin", size: 1 << 20, seed: 7, signing: "/upload", ["--max-bytes", "2M"])
+        let server = try await offPool { try SigningServer() }
+        let (file, url) = try await offPool { try server.fileAndURL("g.bin", size: 1 << 20, seed: 7, signing: "/upload", ["--max-bytes", "2M"]) }
         let draft = ["-H", "Upload-Draft-Interop-Version: 8", "-H", "Content-Type: application/octet-stream"]
         let (unsigned, undeclared, tooLarge, pastLength, stored) = try await offPool {
             let unsigned = try Self.curl(draft + ["-H", "Upload-Complete: ?1", "--data-binary", "@" + file, server.base + "/upload"])

@@ -81,6 +81,7 @@ struct StalledConnectionTests {
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
         #expect(receipts.map { $0.files.map(\.sha256) } == Array(repeating: [expected], count: 3))
         #expect(open.isEmpty, "\(open.count) of 2,000 stalled connections were still open 30 s after a 5 s idle timeout")
+        try await offPool { server.stop() }
     }
 
     @Test("at the connection limit a new client waits for a place, which the idle timeout frees")

@@ -7,7 +7,7 @@ import Testing
     @Test func serverCertificatesMeetApplesRules() async throws {
         let fixtures = try await offPool { try TLSFixtures() }
         for path in [fixtures.certificatePath, fixtures.wrongHostCertificatePath, fixtures.untrustedCertificatePath] {
-            let rules = try AppleServerCertificateRules(certificateAt: path)
+            let rules = try await offPool { try AppleServerCertificateRules(certificateAt: path) }
             #expect(rules.violations.isEmpty, "\(path): \(rules.violations)")
         }
     }
@@ -17,11 +17,13 @@ import Testing
         let fixtures = try await offPool { try TLSFixtures() }
         let extensions = fixtures.directory + "/lax.cnf"
         try "subjectAltName=DNS:localhost\n".write(toFile: extensions, atomically: true, encoding: .utf8)
-        let signed = try ChildProcess("openssl", ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                                                  "-CAcreateserial", "-out", "lax.pem", "-days", "900", "-extfile", "lax.cnf"],
-                                      stdout: .discard, directory: fixtures.directory).finish()
+        let signed = try await offPool {
+            try ChildProcess("openssl", ["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                                         "-CAcreateserial", "-out", "lax.pem", "-days", "900", "-extfile", "lax.cnf"],
+                             stdout: .discard, directory: fixtures.directory).finish()
+        }
         #expect(signed.status == 0)
-        let rules = try AppleServerCertificateRules(certificateAt: fixtures.directory + "/lax.pem")
+        let rules = try await offPool { try AppleServerCertificateRules(certificateAt: fixtures.directory + "/lax.pem") }
         #expect(rules.violations.count == 2, "\(rules.violations)")
         #expect(rules.violations.contains { $0.contains("serverAuth") })
         #expect(rules.violations.contains { $0.contains("900 days") })

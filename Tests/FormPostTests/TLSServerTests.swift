@@ -84,8 +84,8 @@ struct TLSServerTests {
     }
 
     @Test("formpost serve refuses TLS files it cannot use, naming them")
-    func badFiles() throws {
-        let fixtures = try TLSFixtures()
+    func badFiles() async throws {
+        let fixtures = try await offPool { try TLSFixtures() }
         let cases: [([String], String)] = [
             (["--tls-cert", fixtures.directory + "/missing.pem", "--tls-key", fixtures.keyPath], "missing.pem holds no readable PEM certificate"),
             (["--tls-cert", fixtures.certificatePath, "--tls-key", fixtures.caPath], "ca.pem holds no readable PEM private key"),
@@ -93,7 +93,7 @@ struct TLSServerTests {
             (["--tls-cert", fixtures.certificatePath], "--tls-cert and --tls-key go together"),
         ]
         for (arguments, message) in cases {
-            let result = try formpost(["serve", "--port", "0", "--dir", fixtures.directory + "/uploads"] + arguments)
+            let result = try await offPool { try formpost(["serve", "--port", "0", "--dir", fixtures.directory + "/uploads"] + arguments) }
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.contains(message), "\(result.stderr)")
         }

@@ -102,7 +102,7 @@ struct TrustedProxyServeTests {
              try create(port: front.port, from: clientB)]
         }
         let log = try await offPool { try server.stopAndLog() }
-        front.stop()
+        try await offPool { front.stop() }
         return (statuses, log)
     }
 

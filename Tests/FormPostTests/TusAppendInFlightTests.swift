@@ -28,7 +28,7 @@ struct TusAppendInFlightTests {
                 // An append of the whole length that sends 600 KiB and waits.
                 let append = try StalledRequest(port: port, head: "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n"
                     + "Content-Type: application/offset+octet-stream\r\nContent-Length: \(length)\r\n\r\n")
-                append.send([UInt8](repeating: 7, count: sent)[...])
+                try await offPool { append.send([UInt8](repeating: 7, count: sent)[...]) }
                 try await offPool { waitUntilStored(in: uploads.path + "/.tus", moreThan: 256 * 1024) }
                 during = try await client.send(nil, to: URL(string: base + path)!, method: .head, headers: [Self.tusResumable: "1.0.0"])
                 // The client goes away (its socket closes here): the append ends with what

@@ -33,7 +33,7 @@ struct TusClientTests {
         let state = ResumeStateStore(directory: directory.path + "/state")
         let log = directory.path + "/cuts.log"
         let (result, stored) = try await withTuspyServer(directory: directory.path) { port, completed in
-            let (proxy, proxyPort) = try startCuttingProxy(to: port, after: 1_500_000, cuts: 3, log: log)
+            let (proxy, proxyPort) = try await startCuttingProxy(to: port, after: 1_500_000, cuts: 3, log: log)
             defer { proxy.stop() }
             let uploader = TusUploader(chunkSize: 4 << 20, retry: RetryPolicy(maxRetries: 8, baseDelay: .milliseconds(20)), stateStore: state)
             let acknowledged = UploadsSeen()

@@ -91,7 +91,7 @@ struct TusReceiverTests {
             let head = "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(content.count)\r\n\r\n"
             let socket = try #require(try RawSocket.connect(port: port))
             let partial = Array(head.utf8) + content[0..<sent]
-            _ = partial.withUnsafeBytes { POSIX.send(socket, $0) }
+            _ = try await offPool { partial.withUnsafeBytes { POSIX.send(socket, $0) } }
             // While it runs, its bytes reach the disk, but HEAD acknowledges none of them: they
             // count once the append has ended, synced.
             try await offPool { waitUntilStored(in: uploads.path + "/.tus", moreThan: 0) }
@@ -269,7 +269,7 @@ struct TusServerKilledTests {
         for _ in 0..<400 where (acknowledged.values.last ?? 0) < 8 << 20 { try await Task.sleep(for: .milliseconds(25)) }
         try await Task.sleep(for: .milliseconds(200))
         kill(first.pid, SIGKILL)
-        _ = try? first.finish()
+        _ = try? await offPool { try first.finish() }
         await #expect(throws: (any Error).self) { _ = try await cut.value }
         let acknowledgedBefore = acknowledged.values.max() ?? 0
         #expect(acknowledgedBefore >= 8 << 20)
@@ -282,5 +282,6 @@ struct TusServerKilledTests {
         let stored = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
         #expect(stored.count == 1)
         #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + (stored.first ?? "")))) == expected)
+        try await offPool { second.stop() }
     }
 }

@@ -52,7 +52,7 @@ struct TusUnverifiedRestartTests {
         let path = String(url.dropFirst(base.count))
         let append = try StalledRequest(port: port, head: "PATCH \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: \(checked)\r\n"
             + "Upload-Checksum: \(Self.checksum(rest))\r\nContent-Type: application/offset+octet-stream\r\nContent-Length: \(rest.count)\r\n\r\n")
-        append.send(rest.prefix(600 * 1024))
+        try await offPool { append.send(rest.prefix(600 * 1024)) }
         try await offPool {
             waitUntilStored(in: uploads.path + "/.tus", moreThan: Int64(checked + 256 * 1024))
             kill(first.pid, SIGKILL)
@@ -68,5 +68,6 @@ struct TusUnverifiedRestartTests {
         let file = try #require(state.receipt?.files.first)
         #expect(file.sha256 == sha256Hex(content))
         #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + file.storedAs))) == sha256Hex(content))
+        try await offPool { second.stop() }
     }
 }

@@ -127,7 +127,7 @@ struct UploadAuthorizationTests {
         try await Self.withHook(received) { hookPort in
             // A minute for the hook, which runs in this test process: beside the other
             // suites, its first answer took longer than the default 5 s.
-            let server = try HookedServer(hookURL: "http://127.0.0.1:\(hookPort)/hook", timeout: "60")
+            let server = try await offPool { try HookedServer(hookURL: "http://127.0.0.1:\(hookPort)/hook", timeout: "60") }
             let file = try server.sample.file("b.bin", size: 3 << 20, seed: 5)
             let (bad, nothing, good, tusDenied, tusUploaded) = try await offPool {
                 let bad = try Self.curl(["-H", "Authorization: Bearer bad", "-F", "f=@" + file, server.base + "/upload"])
@@ -163,8 +163,8 @@ struct UploadAuthorizationTests {
         let received = Received()
         try await Self.withHook(received) { hookPort in
             let downURL = "http://127.0.0.1:\(try freePort())/hook", slowURL = "http://127.0.0.1:\(hookPort)/slow"
-            let down = try HookedServer(hookURL: downURL)
-            let slow = try HookedServer(hookURL: slowURL, timeout: "1")
+            let down = try await offPool { try HookedServer(hookURL: downURL) }
+            let slow = try await offPool { try HookedServer(hookURL: slowURL, timeout: "1") }
             let file = try down.sample.file("c.bin", size: 1 << 20, seed: 6)
             let answers = try await offPool {
                 try [down, slow].map { try Self.curl(["-i", "-H", "Authorization: Bearer good", "-F", "f=@" + file, $0.base + "/upload"]) }

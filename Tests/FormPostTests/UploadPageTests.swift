@@ -141,6 +141,7 @@ struct UploadPageTests {
             } else {
                 #expect(response.status == 405 && response.header("Allow") == "POST")
             }
+            try await offPool { server.stop() }
         }
     }
 }
