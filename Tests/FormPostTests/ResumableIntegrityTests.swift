@@ -298,11 +298,12 @@ struct ResumableIntegrityTests {
     @Test("draft: an upload removed by the idle sweep leaves no parse kept in memory")
     func sweptFormLeavesNoParse() async throws {
         let uploads = try SampleDirectory()
-        // Idle 3 s. With 300 ms, runs on a loaded machine once kept the parse after the sweep
+        // Idle 10 s. With 300 ms, runs on a loaded machine once kept the parse after the sweep
         // and once found none right after the 201: the sweep took the upload between its
         // admission and its creating request's lock. Admission now holds the new upload for
-        // that request (AdmissionLockTests).
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(3))
+        // that request (AdmissionLockTests). With 3 s, a full run beside the other suites once
+        // found none right after the 201: more than 3 s passed between the answer and the check.
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(10))
         try await withReceivers(configuration) { [crash] port, resumable in
             let created = try await crash.draft(.post, "http://127.0.0.1:\(port)/upload", body: [], contentType: "multipart/form-data; boundary=crash",
                                                 headers: [Self.uploadComplete: "?0"])
