@@ -114,8 +114,13 @@ public struct UploadServer: Sendable {
         return configuration
     }
 
-    /// The Hummingbird application; run it with `runService()` (stops on SIGINT/SIGTERM) or
-    /// `run()` inside a task that is cancelled to stop it. `onStarted` receives the bound port.
+    /// The Hummingbird application; run it with `runService()` (stops gracefully on
+    /// SIGINT/SIGTERM) or in a `ServiceGroup` whose graceful shutdown you trigger to stop it.
+    /// Stop it gracefully, not by cancelling the task that runs it: a connection accepted as
+    /// that task is cancelled is dropped by NIO before it is served, and NIO traps on it
+    /// ("Deinited NIOAsyncWriter without calling finish()", apple/swift-nio#2813). A graceful
+    /// stop closes the listening socket and serves the connections already accepted.
+    /// `onStarted` receives the bound port.
     ///
     /// With TLS, a connection that completes no handshake within the idle timeout is closed
     /// (Hummingbird's own timeout starts once the handshake has chosen HTTP/2 or HTTP/1.1).

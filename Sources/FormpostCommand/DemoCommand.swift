@@ -16,6 +16,7 @@ import FormPost
 import FormPostServer
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Multipart
 
 /// `formpost demo`: starts a receiver in-process, uploads a sample form to it with the
@@ -47,37 +48,64 @@ struct DemoCommand: AsyncParsableCommand {
         let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: storage), logger: quiet)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let app = try UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical).application { port in portContinuation.yield(port) }
+        // Stopped gracefully (the listening socket closes, the connections accepted are
+        // served out): cancelling the server's task would let NIO trap on a connection the
+        // client opens as it stops (apple/swift-nio#2813).
+        var configuration = ServiceGroupConfiguration(services: [app], logger: quiet)
+        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        let services = ServiceGroup(configuration: configuration)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            defer { group.cancelAll() }
+            group.addTask {
+                do {
+                    try await services.run()
+                } catch {
+                    portContinuation.finish()
+                    throw error
+                }
+            }
             var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), let url = URL(string: "http://127.0.0.1:\(port)/upload") else {
-                throw UploadError.transport("the receiver did not start")
+            let outcome: Result<Bool, any Error>
+            if let port = await iterator.next(), let url = URL(string: "http://127.0.0.1:\(port)/upload") {
+                do {
+                    outcome = .success(try await upload(samples: samples, to: url, port: port, storage: storage))
+                } catch {
+                    outcome = .failure(error)
+                }
+            } else {
+                outcome = .failure(UploadError.transport("the receiver did not start"))
             }
-            print("Receiver listening on http://127.0.0.1:\(port)/, storing files in \(storage)")
-            var form = MultipartForm()
-            form.append(name: "title", value: "FormPost demo")
-            form.append(name: "note", value: "Fields first, then files — with \"quotes\" and ünïcödé.")
-            for sample in samples { try form.append(name: "files[]", fileAt: sample.path) }
-            let total = form.contentLength ?? 0
-            print("Uploading 2 fields and \(samples.count) files (\(ByteSize.format(total))) …")
-            let bar = ProgressBar(enabled: true)
-            let started = Date()
-            let response = try await FormPostClient().upload(form, to: url) { bar.update($0) }
-            let seconds = Date().timeIntervalSince(started)
-            bar.finish(summary: "Sent \(ByteSize.format(total)) in \(NumberText.fixed(seconds, places: 2)) s (\(NumberText.fixed(Double(total) / max(seconds, 1e-9) / 1e6, places: 0)) MB/s); HTTP \(response.status)")
-            print("Receiver answered HTTP \(response.status):")
-            guard response.status == 200 else {
-                print(response.text)
-                print("Verdict: FAILED — the receiver refused the upload.")
-                return false
-            }
-            let receipt = try response.decode(Receipt.self)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(receipt), as: UTF8.self))
-            return Self.verdict(samples: samples, receipt: receipt, storage: storage)
+            await services.triggerGracefulShutdown()
+            while let _ = try? await group.next() {}
+            return try outcome.get()
         }
+    }
+
+    /// Uploads the samples to the receiver at `url` with a progress bar, prints the receipt,
+    /// and says whether every file arrived intact.
+    private func upload(samples: [SampleFiles.Sample], to url: URL, port: Int, storage: String) async throws -> Bool {
+        print("Receiver listening on http://127.0.0.1:\(port)/, storing files in \(storage)")
+        var form = MultipartForm()
+        form.append(name: "title", value: "FormPost demo")
+        form.append(name: "note", value: "Fields first, then files — with \"quotes\" and ünïcödé.")
+        for sample in samples { try form.append(name: "files[]", fileAt: sample.path) }
+        let total = form.contentLength ?? 0
+        print("Uploading 2 fields and \(samples.count) files (\(ByteSize.format(total))) …")
+        let bar = ProgressBar(enabled: true)
+        let started = Date()
+        let response = try await FormPostClient().upload(form, to: url) { bar.update($0) }
+        let seconds = Date().timeIntervalSince(started)
+        bar.finish(summary: "Sent \(ByteSize.format(total)) in \(NumberText.fixed(seconds, places: 2)) s (\(NumberText.fixed(Double(total) / max(seconds, 1e-9) / 1e6, places: 0)) MB/s); HTTP \(response.status)")
+        print("Receiver answered HTTP \(response.status):")
+        guard response.status == 200 else {
+            print(response.text)
+            print("Verdict: FAILED — the receiver refused the upload.")
+            return false
+        }
+        let receipt = try response.decode(Receipt.self)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(receipt), as: UTF8.self))
+        return Self.verdict(samples: samples, receipt: receipt, storage: storage)
     }
 
     static func verdict(samples: [SampleFiles.Sample], receipt: Receipt, storage: String) -> Bool {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import FormPostServer
 import Hummingbird
+import ServiceLifecycle
 import Logging
 import NIOSSL
 import Synchronization
@@ -131,26 +132,48 @@ func sha256Hex(_ bytes: some DataProtocol) -> String {
 }
 
 /// Runs the application `make` builds (handing it the callback that reports its port) until
-/// `body`, given that port, returns; then stops it.
+/// `body`, given that port, returns or throws; then stops it gracefully, as `formpost serve`
+/// stops: the listening socket closes, the connections accepted are served to their end (at
+/// most 10 s, then cancelled). Cancelling the serving task instead drops connections NIO has
+/// accepted but not yet handed to the server, and NIO traps on each ("Deinited
+/// NIOAsyncWriter without calling finish()", apple/swift-nio#2813): it crashed the tests.
 func whileRunning<App: ApplicationProtocol, T: Sendable>(
     _ make: (@escaping @Sendable (Int) async -> Void) throws -> App, _ body: @Sendable (Int) async throws -> T
 ) async throws -> T {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
     let app = try make { continuation.yield($0) }
+    var logger = Logger(label: "test.services")
+    logger.logLevel = .critical
+    var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
+    configuration.maximumGracefulShutdownDuration = .seconds(10)
+    let services = ServiceGroup(configuration: configuration)
     return try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask {
-            try await app.run()
+            do {
+                try await services.run()
+            } catch {
+                continuation.finish()  // a server that never ran reports no port
+                throw error
+            }
             return nil
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
-        let result = try await body(port)
+        let outcome: Result<T, any Error>
+        do {
+            outcome = .success(try await body(port))
+        } catch {
+            outcome = .failure(error)
+        }
         // Connections clients open late (AsyncHTTPClient opens a spare one after its first)
-        // are accepted before the server stops: NIO traps when a connection is accepted
-        // while the server's channel is closing.
+        // are accepted before the server stops: NIO can still trap on a connection accepted
+        // while the listening socket closes.
         try? await Task.sleep(for: .milliseconds(300))
-        group.cancelAll()
-        return result
+        await services.triggerGracefulShutdown()
+        // A stop that outlasted its 10 s (a connection the test left hanging) was cancelled:
+        // that is the end of the server, not an outcome of the test.
+        while let _ = try? await group.next() {}
+        return try outcome.get()
     }
 }
 
