@@ -200,11 +200,24 @@ struct HTTP2UploadTests {
         form.append(name: "live", length: nil, filename: "live.bin") { live }
         let liveForm = form
         let (outcome, waited, allEnded, seen) = try await withServer(window: 16 << 20, action: { _ in .hold }) { server, client, url in
-            let upload = Task { try await client.upload(liveForm, to: url) }
+            let uploadEnd = Mutex<String?>(nil)
+            let upload = Task {
+                do {
+                    let response = try await client.upload(liveForm, to: url)
+                    uploadEnd.withLock { $0 = "answered \(response.status)" }
+                    return response
+                } catch {
+                    uploadEnd.withLock { $0 = "failed: \(error)" }
+                    throw error
+                }
+            }
             let waitStart = ContinuousClock.now
-            while !live.hasWaited, ContinuousClock.now - waitStart < .seconds(150) { try await Task.sleep(for: .milliseconds(5)) }
+            while !live.hasWaited, uploadEnd.withLock({ $0 == nil }), ContinuousClock.now - waitStart < .seconds(150) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             let seen = "iterations made and ended \(live.counts); the server saw \(server.connections) connections, "
-                + "requests with \(server.requests.map(\.bytes)) bytes"
+                + "requests with \(server.requests.map(\.bytes)) bytes; the upload "
+                + (uploadEnd.withLock { $0 }.map { "had ended, before the stream waited: \($0)" } ?? "was going on")
             upload.cancel()
             let outcome = await upload.result
             let ended = ContinuousClock.now
