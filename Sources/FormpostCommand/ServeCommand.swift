@@ -89,10 +89,13 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Take only uploads whose URL is signed with this key (raw bytes, at least 32; see 'formpost sign'): 401 without a signature, 403 for an invalid or expired one.")
     var signingKeyFile: String?
     @Option(name: .customLong("hook-url"),
-            help: "Ask this HTTP service whether each upload may begin, before its body is read: it receives JSON about the request ({\"type\":\"pre-create\",\"upload\":{...}}) and answers 2xx to allow it, 4xx to refuse it (with its {\"error\": ...}); else the upload is answered 503.")
+            help: "Ask this HTTP service whether each upload may begin, before its body is read: it receives JSON about the request ({\"type\":\"pre-create\",\"upload\":{...}}) and answers 2xx to allow it, 4xx to refuse it (with its {\"error\": ...}); else the upload is answered 503. See --hook-events for the events it is told.")
     var hookURL: String?
-    @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has to answer; past them the upload is answered 503.")
+    @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has to answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
     var hookTimeout: Double = 5
+    @Option(name: .customLong("hook-events"),
+            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (a multipart upload's receipt, recorded on the disk before it is answered and posted until the hook answers 2xx, after a restart too).")
+    var hookEvents = "pre-create"
     @Flag(name: .customLong("metrics"),
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
     var metrics = false
@@ -143,12 +146,19 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         var hook: UploadAuthorizationHook?
+        var eventHook: UploadEventHook?
+        let events = Set(hookEvents.split(separator: ",").map { String($0.filter { $0 != " " }) })
+        if let unknown = events.subtracting(["pre-create", UploadEvent.postFinish]).sorted().first {
+            throw fail(UsageError("--hook-events: no event \"\(unknown)\" (expected pre-create, post-finish)"))
+        }
         if let hookURL {
             guard let url = URL(string: hookURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
                 throw fail(UsageError("--hook-url \(hookURL): expected an http or https URL"))
             }
             guard hookTimeout > 0, hookTimeout <= 3600 else { throw fail(UsageError("--hook-timeout \(hookTimeout): expected seconds between 0 and 3600")) }
-            hook = UploadAuthorizationHook(url: hookURL, timeout: .milliseconds(Int64(hookTimeout * 1000)))
+            let timeout = Duration.milliseconds(Int64(hookTimeout * 1000))
+            if events.contains("pre-create") { hook = UploadAuthorizationHook(url: hookURL, timeout: timeout) }
+            if events.contains(UploadEvent.postFinish) { eventHook = UploadEventHook(url: hookURL, timeout: timeout) }
         }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
         let trustedProxies: TrustedProxies
@@ -175,9 +185,15 @@ struct ServeCommand: AsyncParsableCommand {
         let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
                                                   maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
                                                   maxBytesInProgressPerClient: bytesPerClient, idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir, durability: receiptDurability, objectStorage: objectStorage)
-        let receiver: UploadReceiver
+        var receiver: UploadReceiver
+        var delivery: UploadEventDelivery?
         do {
             receiver = try UploadReceiver(configuration: configuration)
+            if let eventHook {
+                let outbox = try UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events")
+                receiver.events = outbox
+                delivery = UploadEventDelivery(outbox: outbox, deliver: eventHook.deliver)
+            }
         } catch {
             throw fail(UsageError("cannot use \(dir): \(error)"))
         }
@@ -250,8 +266,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // SIGTERM or SIGINT: the listening socket closes, each connection ends after its
         // request in flight, for at most --shutdown-grace; then the rest are cancelled.
-        var group = ServiceGroupConfiguration(services: [.init(service: app), .init(service: StopAnnouncement(grace: shutdownGrace, delay: shutdownDelay, health: health),
-                                                                                  successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)],
+        let deliveries = delivery.map { [ServiceGroupConfiguration.ServiceConfiguration(service: EventDeliveryService(delivery: $0), successTerminationBehavior: .ignore)] } ?? []
+        var group = ServiceGroupConfiguration(services: deliveries + [.init(service: app),
+                                                                      .init(service: StopAnnouncement(grace: shutdownGrace, delay: shutdownDelay, health: health),
+                                                                            successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)],
                                               gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         group.maximumGracefulShutdownDuration = .milliseconds(Int64((shutdownDelay + shutdownGrace) * 1000))
         try await ServiceGroup(configuration: group).run()

@@ -207,6 +207,18 @@ func articleRunningInProductionExample3() async throws {
 
 /// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
 func articleRunningInProductionExample4() async throws {
+    var receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
+    let outbox = try UploadEventOutbox(directory: "./uploads/.events")
+    receiver.events = outbox
+    let delivery = UploadEventDelivery(outbox: outbox) { event in
+        // Throw to have the event offered again later.
+        print(event.id, event.upload.receipt.files.map(\.sha256))
+    }
+    let deliveries = Task { await delivery.run() }  // cancel it to stop; what is left waits on the disk
+}
+
+/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+func articleRunningInProductionExample5() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
     var server = UploadServer(receiver: receiver, host: "0.0.0.0")
     server.trustedProxies = try TrustedProxies(["10.0.0.0/8", "2001:db8:ffff::/48"])

@@ -23,7 +23,8 @@ enum ClientAddress {
         address(of: context)?.ipAddress ?? "-"
     }
 
-    private static func address(of context: some RequestContext) -> SocketAddress? {
+    /// The client's address as ``logged(_:)`` tells it, or nil.
+    static func address(of context: some RequestContext) -> SocketAddress? {
         if let receiver = context as? ReceiverRequestContext { return receiver.clientAddress }
         return (context as? any RemoteAddressRequestContext)?.remoteAddress
     }

@@ -19,6 +19,11 @@ public struct UploadReceiver: Sendable {
     /// What the receiver accepts and where it stores files.
     public let configuration: ReceiverConfiguration
     let logger: Logger
+    /// Where a `post-finish` ``UploadEvent`` of each stored form is recorded, durably, before
+    /// its receipt is answered (for ``UploadEventDelivery`` to hand on), or nil for none. A
+    /// form whose event cannot be recorded is answered 500 and its files removed: no receipt
+    /// goes out that the application will not hear of.
+    public var events: UploadEventOutbox?
 
     /// How long a partial file must have been left untouched to be taken for the remains
     /// of a crashed server (an upload in progress writes to its file all the time).
@@ -59,7 +64,7 @@ public struct UploadReceiver: Sendable {
         var received: Receipt?
         var bodyFinished = false
         do {
-            let (receipt, bodyLeft) = try await receive(request, bodyFinished: &bodyFinished)
+            let (receipt, bodyLeft) = try await receive(request, client: ClientAddress.address(of: context)?.ipAddress, bodyFinished: &bodyFinished)
             received = receipt
             response = Self.json(receipt, status: .ok, ending: bodyLeft ? (context as? ReceiverRequestContext)?.channel : nil)
         } catch {
@@ -95,18 +100,28 @@ public struct UploadReceiver: Sendable {
     /// Reads the form; returns its receipt, and whether the client may still be sending
     /// (bytes after the closing delimiter, which are not read). `bodyFinished` tells, also
     /// when it throws, whether the body was read to its end.
-    private func receive(_ request: Request, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
+    private func receive(_ request: Request, client: String?, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
         guard request.method == .post else { throw ReceiverFailure.methodNotAllowed("\(request.method) is not allowed: send POST") }
+        var record: (@Sendable (Receipt) async throws -> Void)?
+        if let outbox = events {
+            let method = request.method.rawValue, path = request.uri.path
+            record = { receipt in
+                let upload = UploadEvent.Upload(protocol: .multipart, method: method, path: path, client: client, receipt: receipt)
+                try await outbox.record(UploadEvent.postFinish, upload: upload)
+            }
+        }
         return try await receiveForm(contentType: request.headers[.contentType] ?? "", declaredLength: request.headers[.contentLength].flatMap(Int64.init),
-                                     body: request.body, bodyFinished: &bodyFinished)
+                                     body: request.body, bodyFinished: &bodyFinished, beforeAnswer: record)
     }
 
     /// Reads a form of `contentType` from `body` (of `declaredLength` bytes, when known),
     /// storing its files; returns its receipt, and whether `body` may hold more (bytes
     /// after the closing delimiter, which are not read). `bodyFinished` tells, also when it
-    /// throws, whether the body was read to its end. A failed form leaves no file behind.
-    func receiveForm<Body: AsyncSequence>(contentType: String, declaredLength: Int64?, body: Body,
-                                          bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) where Body.Element == ByteBuffer {
+    /// throws, whether the body was read to its end. `beforeAnswer` is given the receipt
+    /// once the files are safe; when it throws, the form fails. A failed form leaves no file behind.
+    func receiveForm<Body: AsyncSequence>(contentType: String, declaredLength: Int64?, body: Body, bodyFinished: inout Bool,
+                                          beforeAnswer: (@Sendable (Receipt) async throws -> Void)? = nil) async throws -> (Receipt, bodyLeft: Bool)
+        where Body.Element == ByteBuffer {
         guard contentType.lowercased().hasPrefix("multipart/form-data") else {
             throw ReceiverFailure.unsupportedMediaType("the content type must be multipart/form-data, not \"\(contentType)\"")
         }
@@ -129,6 +144,7 @@ public struct UploadReceiver: Sendable {
             bodyFinished = !stoppedEarly
             try parser.finish()
             try await writer.finish()
+            try await beforeAnswer?(writer.result)
             return (writer.result, stoppedEarly && (declaredLength.map { read < $0 } ?? true))
         } catch {
             await writer.discardAll()

@@ -1,0 +1,53 @@
+import Multipart
+
+/// Something that happened to an upload, told to an application after the fact, at least
+/// once (see ``UploadEventOutbox``). As `formpost serve --hook-events post-finish` posts it,
+/// for `curl -F t=x -F f=@a.txt` (`a.txt` holding `hi` and a newline):
+///
+/// ```json
+/// {"id":"00001795741954768621839-a871936f787032b5","type":"post-finish","upload":{"client":"127.0.0.1","method":"POST","path":"/upload","protocol":"multipart","receipt":{"fields":[{"name":"t","value":"x"}],"files":[{"contentType":"text/plain","filename":"a.txt","name":"f","sha256":"98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4","size":3,"storedAs":"037d952d9e6b44b58a78671b685cc4a3"}]}}}
+/// ```
+///
+/// ``id`` is the same on every delivery of one event: an application that must act once
+/// keeps the ids it has acted on.
+public struct UploadEvent: Codable, Equatable, Sendable {
+    /// The upload the event is about.
+    public struct Upload: Codable, Equatable, Sendable {
+        /// How the upload was sent.
+        public let `protocol`: UploadProtocol
+        /// The request's method.
+        public let method: String
+        /// The request's path, without its query.
+        public let path: String
+        /// The client's address (as ``TrustedProxies`` tell it), or nil when unknown.
+        public let client: String?
+        /// What was stored: the receipt the client was answered.
+        public let receipt: Receipt
+
+        /// Creates the description of an upload.
+        public init(protocol: UploadProtocol, method: String, path: String, client: String?, receipt: Receipt) {
+            self.protocol = `protocol`
+            self.method = method
+            self.path = path
+            self.client = client
+            self.receipt = receipt
+        }
+    }
+
+    /// The event's identifier, unique, the same on each of its deliveries; outbox names sort by it.
+    public let id: String
+    /// What happened: `post-finish`, the upload is stored and its receipt answered.
+    public let type: String
+    /// The upload.
+    public let upload: Upload
+
+    /// Creates an event.
+    public init(id: String, type: String, upload: Upload) {
+        self.id = id
+        self.type = type
+        self.upload = upload
+    }
+
+    /// The type of an event recorded before an upload's receipt is answered.
+    public static let postFinish = "post-finish"
+}

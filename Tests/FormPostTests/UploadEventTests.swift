@@ -1,0 +1,163 @@
+import Foundation
+import FormPostServer
+import Hummingbird
+import Logging
+import Multipart
+import Testing
+
+/// `post-finish` events: recorded durably before a form's receipt is answered, delivered
+/// until taken — by `formpost serve --hook-events post-finish` to its hook, across a kill.
+@Suite("Upload events")
+struct UploadEventTests {
+    /// A hook that refuses every event (503) until ``accepting``; it keeps every body it got.
+    final class EventHook: @unchecked Sendable {
+        private let lock = NSLock()
+        private var bodies: [(accepted: Bool, body: Data)] = []
+        private var accepts = false
+
+        var accepting: Bool {
+            get { lock.withLock { accepts } }
+            set { lock.withLock { accepts = newValue } }
+        }
+
+        /// The events received, each with whether it was taken.
+        var events: [(accepted: Bool, event: UploadEvent)] {
+            lock.withLock { bodies }.compactMap { received in
+                (try? JSONDecoder().decode(UploadEvent.self, from: received.body)).map { (received.accepted, $0) }
+            }
+        }
+
+        /// Answers one posted event: 204 when accepting, else 503.
+        func take(_ body: Data) -> Bool {
+            lock.withLock {
+                bodies.append((accepts, body))
+                return accepts
+            }
+        }
+    }
+
+    static func withHook<T: Sendable>(_ hook: EventHook, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+        let router = Router(context: BasicRequestContext.self)
+        router.post("events") { request, _ -> Response in
+            let data = Data(buffer: try await request.body.collect(upTo: 1 << 20))
+            return Response(status: hook.take(data) ? .noContent : .serviceUnavailable)
+        }
+        return try await whileRunning({ onStarted in
+            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                        onServerRunning: { await onStarted($0.localAddress?.port ?? 0) })
+        }, body)
+    }
+
+    /// Waits up to `seconds` for `condition`; whether it came true.
+    static func eventually(_ seconds: Int, _ condition: () -> Bool) async throws -> Bool {
+        let start = ContinuousClock.now
+        while !condition() {
+            guard ContinuousClock.now - start < .seconds(seconds) else { return false }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return true
+    }
+
+    @Test("formpost serve --hook-events post-finish: a form's receipt answered while the hook refuses is delivered after the server is killed (SIGKILL) and started again, with the same id and receipt; the outbox is then empty",
+          .timeLimit(.minutes(3)))
+    func deliveredAcrossAKill() async throws {
+        let sample = try SampleDirectory()
+        let uploads = sample.path + "/uploads", outbox = uploads + "/.events"
+        let file = try sample.file("photo.bin", size: 300_000, seed: 5)
+        let hook = EventHook()
+        try await Self.withHook(hook) { hookPort in
+            let arguments = { (port: Int) in
+                ["serve", "--port", String(port), "--dir", uploads, "--hook-url", "http://127.0.0.1:\(hookPort)/events",
+                 "--hook-events", "post-finish", "--hook-timeout", "30"]
+            }
+            let port = try freePort()
+            let first = try ChildProcess(formpostBinary, arguments(port), stdout: .discard, stderr: .capture)
+            try await RawSocket.waitForListener(port: port, attempts: 800)
+            let answer = try await offPool {
+                try SignedUploadServeTests.curl(["-F", "title=Hi", "-F", "photo=@" + file, "http://127.0.0.1:\(port)/upload"])
+            }
+            #expect(answer.status == 200, "\(answer.body)")
+            let receipt = try JSONDecoder().decode(Receipt.self, from: Data(answer.body.utf8))
+            // The event was recorded before the answer: it is in the outbox, and offered.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outbox).filter { $0.hasSuffix(".json") }.count == 1)
+            #expect(try await Self.eventually(30) { !hook.events.isEmpty }, "the hook was never offered the event")
+            kill(first.pid, SIGKILL)
+            _ = try await offPool { try first.finish(timeout: 30) }
+            let refused = hook.events
+            #expect(refused.allSatisfy { !$0.accepted } && refused.first?.event.upload.receipt == receipt)
+
+            hook.accepting = true
+            let restartPort = try freePort()
+            let second = try ChildProcess(formpostBinary, arguments(restartPort), stdout: .discard, stderr: .capture)
+            #expect(try await Self.eventually(60) { hook.events.contains { $0.accepted } }, "the event was not delivered after the restart")
+            let delivered = hook.events.filter(\.accepted).map(\.event)
+            #expect(delivered.count == 1)
+            #expect(delivered.first?.id == refused.first?.event.id)
+            #expect(delivered.first?.type == "post-finish")
+            #expect(delivered.first?.upload.receipt == receipt)
+            #expect(delivered.first?.upload.protocol == .multipart && delivered.first?.upload.path == "/upload")
+            #expect(delivered.first?.upload.client == "127.0.0.1")
+            #expect(try await Self.eventually(10) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: outbox)) ?? ["?"]).isEmpty
+            }, "the delivered event is still in \(outbox)")
+            try await offPool { second.stop() }
+        }
+    }
+
+    @Test("UploadReceiver.events: a form whose event cannot be recorded is answered 500 and leaves no file; one whose event is recorded is answered 200 and its event delivered to a Swift closure",
+          .timeLimit(.minutes(2)))
+    func noReceiptWithoutEvent() async throws {
+        let sample = try SampleDirectory()
+        let uploads = sample.path + "/uploads", outboxPath = sample.path + "/events"
+        let file = try sample.file("a.bin", size: 200_000, seed: 6)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: uploads), logger: logger)
+        let outbox = try UploadEventOutbox(directory: outboxPath)
+        receiver.events = outbox
+        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical)
+        let stored = { @Sendable in ((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? []).filter { !$0.hasPrefix(".") } }
+        let taken = EventHook()
+        taken.accepting = true
+        var delivery = UploadEventDelivery(outbox: outbox) { event in
+            guard taken.take(Data(UploadReceiverJSON.encode(event).utf8)) else { throw CancellationError() }
+        }
+        delivery.logger = logger
+        let running = delivery
+        let deliveryTask = Task { await running.run() }
+        defer { deliveryTask.cancel() }
+        let (refused, refusedFiles, accepted) = try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { port in
+            try FileManager.default.removeItem(atPath: outboxPath)
+            let refused = try await offPool { try SignedUploadServeTests.curl(["-F", "f=@" + file, "http://127.0.0.1:\(port)/upload"]) }
+            let refusedFiles = stored()
+            try FileManager.default.createDirectory(atPath: outboxPath, withIntermediateDirectories: false)
+            let accepted = try await offPool { try SignedUploadServeTests.curl(["-F", "f=@" + file, "http://127.0.0.1:\(port)/upload"]) }
+            return (refused, refusedFiles, accepted)
+        }
+        #expect(refused.status == 500, "\(refused.body)")
+        #expect(refusedFiles.isEmpty, "\(refusedFiles)")
+        #expect(accepted.status == 200, "\(accepted.body)")
+        let receipt = try JSONDecoder().decode(Receipt.self, from: Data(accepted.body.utf8))
+        #expect(try await Self.eventually(30) { taken.events.count == 1 }, "the closure was not given the event")
+        #expect(taken.events.first?.event.upload.receipt == receipt)
+        #expect(stored() == receipt.files.map(\.storedAs))
+    }
+
+    @Test("formpost serve refuses an unknown --hook-events name with exit status 2")
+    func unknownEvent() async throws {
+        let sample = try SampleDirectory()
+        let result = try await offPool {
+            try formpost(["serve", "--port", "0", "--dir", sample.path + "/uploads", "--hook-url", "http://127.0.0.1:1/h", "--hook-events", "pre-create,post-create"])
+        }
+        #expect(result.status == 2 && result.stderr.contains(#"--hook-events: no event "post-create" (expected pre-create, post-finish)"#), "\(result.stderr)")
+    }
+}
+
+/// An event as JSON, as the hook gets it.
+enum UploadReceiverJSON {
+    static func encode(_ event: UploadEvent) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(event)) ?? Data(), as: UTF8.self)
+    }
+}
