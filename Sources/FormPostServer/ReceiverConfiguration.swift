@@ -60,6 +60,14 @@ public struct ReceiverConfiguration: Sendable {
     /// as `storedAs`); nil stores them in ``directory``. Resumable uploads
     /// (tus, the IETF draft) are kept in ``directory`` either way.
     public var objectStorage: ObjectStorage?
+    /// Where a `post-finish` ``UploadEvent`` of each stored upload is recorded, durably,
+    /// before the upload is answered complete (for ``UploadEventDelivery`` to hand on), or
+    /// nil for none: the multipart forms of ``UploadReceiver``, the uploads of
+    /// ``TusReceiver`` and of ``ResumableUploadReceiver`` (forms too) made with this
+    /// configuration. An upload whose event cannot be recorded is not answered complete: a
+    /// form is answered 500 and its files removed; a resumable upload's completion fails
+    /// and is taken up again (as after any failed step), event included.
+    public var events: UploadEventOutbox?
 
     /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB per
     /// field and 4 MiB of fields in all, stored files readable by their owner only (0600),

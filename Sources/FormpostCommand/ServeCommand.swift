@@ -94,7 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has to answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
     var hookTimeout: Double = 5
     @Option(name: .customLong("hook-events"),
-            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (a multipart upload's receipt, recorded on the disk before it is answered and posted until the hook answers 2xx, after a restart too).")
+            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too).")
     var hookEvents = "pre-create"
     @Flag(name: .customLong("metrics"),
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
@@ -182,18 +182,18 @@ struct ServeCommand: AsyncParsableCommand {
                 throw fail(UsageError("--store \(store): \(error)"))
             }
         }
-        let configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
+        var configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
                                                   maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
                                                   maxBytesInProgressPerClient: bytesPerClient, idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir, durability: receiptDurability, objectStorage: objectStorage)
-        var receiver: UploadReceiver
+        let receiver: UploadReceiver
         var delivery: UploadEventDelivery?
         do {
-            receiver = try UploadReceiver(configuration: configuration)
             if let eventHook {
                 let outbox = try UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events")
-                receiver.events = outbox
+                configuration.events = outbox
                 delivery = UploadEventDelivery(outbox: outbox, deliver: eventHook.deliver)
             }
+            receiver = try UploadReceiver(configuration: configuration)
         } catch {
             throw fail(UsageError("cannot use \(dir): \(error)"))
         }

@@ -292,9 +292,13 @@ struct CompletionCrashTests {
     /// Runs `formpost serve`'s server storing into `directory` on a free port, its resumable
     /// receivers striking `fault`, and `body` with that port.
     func withFaultyServer<T: Sendable>(directory: String, fault: StepFault, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+        try await withFaultyServer(configuration: ReceiverConfiguration(directory: directory), fault: fault, body)
+    }
+
+    /// ``withFaultyServer(directory:fault:_:)`` with receivers made with `configuration`.
+    func withFaultyServer<T: Sendable>(configuration: ReceiverConfiguration, fault: StepFault, _ body: @Sendable (Int) async throws -> T) async throws -> T {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let configuration = ReceiverConfiguration(directory: directory)
         let receiver = try UploadReceiver(configuration: configuration, logger: logger)
         var tus = try TusReceiver(configuration: configuration, expiry: .seconds(3600), logger: logger)
         var resumable = try ResumableUploadReceiver(receiver: receiver, expiry: .seconds(3600), logger: logger)

@@ -1,5 +1,6 @@
 import Foundation
 import FormPostServer
+import HTTPTypes
 import Hummingbird
 import Logging
 import Multipart
@@ -104,7 +105,7 @@ struct UploadEventTests {
         }
     }
 
-    @Test("UploadReceiver.events: a form whose event cannot be recorded is answered 500 and leaves no file; one whose event is recorded is answered 200 and its event delivered to a Swift closure",
+    @Test("ReceiverConfiguration.events: a form whose event cannot be recorded is answered 500 and leaves no file; one whose event is recorded is answered 200 and its event delivered to a Swift closure",
           .timeLimit(.minutes(2)))
     func noReceiptWithoutEvent() async throws {
         let sample = try SampleDirectory()
@@ -112,9 +113,10 @@ struct UploadEventTests {
         let file = try sample.file("a.bin", size: 200_000, seed: 6)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        var receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: uploads), logger: logger)
+        var configuration = ReceiverConfiguration(directory: uploads)
         let outbox = try UploadEventOutbox(directory: outboxPath)
-        receiver.events = outbox
+        configuration.events = outbox
+        let receiver = try UploadReceiver(configuration: configuration, logger: logger)
         let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical)
         let stored = { @Sendable in ((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? []).filter { !$0.hasPrefix(".") } }
         let taken = EventHook()
@@ -141,6 +143,62 @@ struct UploadEventTests {
         #expect(try await Self.eventually(30) { taken.events.count == 1 }, "the closure was not given the event")
         #expect(taken.events.first?.event.upload.receipt == receipt)
         #expect(stored() == receipt.files.map(\.storedAs))
+    }
+
+    /// A resumable upload of each kind whose completion is failed once, after its event is
+    /// recorded and before its state says complete.
+    enum ResumableKind: String, CaseIterable, Sendable {
+        case tus
+        case draftFile = "draft file"
+        case draftForm = "draft form"
+    }
+
+    @Test("a resumable upload's post-finish event is recorded before it is answered complete; a completion failed after the event and taken up again records the same event (one, the same id), whose receipt is the one answered",
+          .timeLimit(.minutes(2)), arguments: ResumableKind.allCases)
+    func resumableEventRecordedOnce(kind: ResumableKind) async throws {
+        let sample = try SampleDirectory()
+        let uploads = sample.path + "/uploads", outboxPath = sample.path + "/events"
+        var configuration = ReceiverConfiguration(directory: uploads)
+        configuration.events = try UploadEventOutbox(directory: outboxPath)
+        let fault = StepFault(.fail, at: .afterEvent)
+        let crash = CompletionCrashTests()
+        let events = { @Sendable () -> [UploadEvent] in
+            ((try? FileManager.default.contentsOfDirectory(atPath: outboxPath)) ?? []).sorted().compactMap {
+                FileManager.default.contents(atPath: outboxPath + "/" + $0).flatMap { try? JSONDecoder().decode(UploadEvent.self, from: $0) }
+            }
+        }
+        let (recordedAtFailure, answered) = try await crash.withFaultyServer(configuration: configuration, fault: fault) { port -> ([UploadEvent], Receipt) in
+            let base = "http://127.0.0.1:\(port)"
+            switch kind {
+            case .tus:
+                let url = try await crash.createTus(base: base)
+                let failed = try await crash.tus("PATCH", url, body: CompletionCrashTests.content, headers: [CompletionCrashTests.uploadOffset: "0"])
+                #expect(failed.status == 500 && fault.count == 1, "\(failed.status) \(failed.text)")
+                let atFailure = events()
+                // HEAD takes the completion up again (under the upload's lock), as the next append would.
+                #expect(try await crash.tus("HEAD", url).headers[CompletionCrashTests.uploadOffset] == String(CompletionCrashTests.content.count))
+                let file = try await crash.completedOnce(tusURL: url, in: uploads)
+                return (atFailure, Receipt(files: [file]))
+            case .draftFile, .draftForm:
+                let url = kind == .draftForm ? try await crash.createForm(base: base) : try await crash.createDraft(base: base)
+                let length = kind == .draftForm ? CompletionCrashTests.form.count : CompletionCrashTests.content.count
+                let completion: HTTPFields = [CompletionCrashTests.uploadOffset: String(length), CompletionCrashTests.uploadComplete: "?1"]
+                let failed = try await crash.draft(.patch, url, body: [], headers: completion)
+                #expect(failed.status == 500 && fault.count == 1, "\(failed.status) \(failed.text)")
+                let atFailure = events()
+                let done = try await crash.draft(.patch, url, body: [], headers: completion)
+                if kind == .draftForm { try crash.checkFormReceipt(done, in: uploads) } else { try crash.checkDraftReceipt(done, in: uploads) }
+                return (atFailure, try done.decode(Receipt.self))
+            }
+        }
+        let recorded = events()
+        #expect(recordedAtFailure.count == 1, "events recorded when the completion failed after its event: \(recordedAtFailure.map(\.id))")
+        #expect(recorded.count == 1, "events recorded once the upload was complete: \(recorded.map(\.id))")
+        #expect(recorded.first?.id == recordedAtFailure.first?.id, "the completion taken up again recorded another event")
+        #expect(recorded.first?.type == "post-finish" && recorded.first?.upload.receipt == answered, "\(String(describing: recorded.first))")
+        #expect(recorded.first?.upload.protocol == (kind == .tus ? .tus : .ietf))
+        #expect(recorded.first?.upload.path == (kind == .tus ? "/files" : "/upload") && recorded.first?.upload.method == "POST")
+        #expect(recorded.first?.upload.client == "127.0.0.1")
     }
 
     @Test("formpost serve refuses an unknown --hook-events name with exit status 2")

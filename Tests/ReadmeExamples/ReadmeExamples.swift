@@ -207,9 +207,12 @@ func articleRunningInProductionExample3() async throws {
 
 /// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
 func articleRunningInProductionExample4() async throws {
-    var receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
+    var configuration = ReceiverConfiguration(directory: "./uploads")
     let outbox = try UploadEventOutbox(directory: "./uploads/.events")
-    receiver.events = outbox
+    configuration.events = outbox
+    let receiver = try UploadReceiver(configuration: configuration)
+    let tus = try TusReceiver(configuration: configuration)
+    let server = UploadServer(receiver: receiver, tus: tus)  // its events are recorded in the outbox
     let delivery = UploadEventDelivery(outbox: outbox) { event in
         // Throw to have the event offered again later.
         print(event.id, event.upload.receipt.files.map(\.sha256))

@@ -49,11 +49,18 @@ public final class UploadEventOutbox: Sendable {
     @discardableResult
     public func record(_ type: String, upload: UploadEvent.Upload) async throws -> UploadEvent {
         let event = UploadEvent(id: Self.newID(), type: type, upload: upload)
-        let data = UploadReceiver.encodeJSON(event)
-        let directory = self.directory
-        try await NIOThreadPool.singleton.runIfActive { try Self.write(data, as: event.id, in: directory) }
-        recorded.signal()
+        try await NIOThreadPool.singleton.runIfActive { try self.recordNow(event) }
         return event
+    }
+
+    /// Records `event` durably as ``record(_:upload:)`` does, on the calling thread (it
+    /// blocks on the disk); an event of the same ``UploadEvent/id`` recorded before and not
+    /// yet delivered is replaced.
+    ///
+    /// - Throws: an error naming what failed when the event could not be written or synced.
+    func recordNow(_ event: UploadEvent) throws {
+        try Self.write(UploadReceiver.encodeJSON(event), as: event.id, in: directory)
+        recorded.signal()
     }
 
     /// The identifiers of the events waiting, oldest first.
@@ -99,7 +106,7 @@ public final class UploadEventOutbox: Sendable {
     private static func write(_ data: Data, as id: String, in directory: String) throws {
         let temporary = directory + "/." + id + ".json", final = directory + "/" + id + ".json"
         let what = "recording an upload's event failed"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw ReceiverFailure.storing(what, errno: errno) }
         var closed = false
         defer { if !closed { close(descriptor) } }

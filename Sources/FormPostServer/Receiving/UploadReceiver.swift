@@ -19,11 +19,6 @@ public struct UploadReceiver: Sendable {
     /// What the receiver accepts and where it stores files.
     public let configuration: ReceiverConfiguration
     let logger: Logger
-    /// Where a `post-finish` ``UploadEvent`` of each stored form is recorded, durably, before
-    /// its receipt is answered (for ``UploadEventDelivery`` to hand on), or nil for none. A
-    /// form whose event cannot be recorded is answered 500 and its files removed: no receipt
-    /// goes out that the application will not hear of.
-    public var events: UploadEventOutbox?
 
     /// How long a partial file must have been left untouched to be taken for the remains
     /// of a crashed server (an upload in progress writes to its file all the time).
@@ -103,7 +98,7 @@ public struct UploadReceiver: Sendable {
     private func receive(_ request: Request, client: String?, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
         guard request.method == .post else { throw ReceiverFailure.methodNotAllowed("\(request.method) is not allowed: send POST") }
         var record: (@Sendable (Receipt) async throws -> Void)?
-        if let outbox = events {
+        if let outbox = configuration.events {
             let method = request.method.rawValue, path = request.uri.path
             record = { receipt in
                 let upload = UploadEvent.Upload(protocol: .multipart, method: method, path: path, client: client, receipt: receipt)

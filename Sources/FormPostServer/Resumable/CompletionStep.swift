@@ -9,6 +9,9 @@ package enum CompletionStep: String, CaseIterable, Sendable {
     case beforeLink = "before-link"
     /// The data is linked into the directory; the state does not say complete yet.
     case afterLink = "after-link"
+    /// The upload's `post-finish` event is recorded (``ReceiverConfiguration/events``); its
+    /// state does not say complete yet (a form's: it is not settled).
+    case afterEvent = "after-event"
     /// The state says complete; the data is not removed yet.
     case beforeUnlink = "before-unlink"
     /// A form's answer and its files' stored names are saved; none of its files is moved

@@ -8,4 +8,7 @@ struct UploadCompletion: Codable, Equatable, Sendable {
     var storedAs: String
     /// The data's SHA-256, in hexadecimal.
     var sha256: String
+    /// The ``UploadEvent/id`` of the upload's `post-finish` event, so that a completion taken
+    /// up again records the same event (nil in states saved before events were recorded).
+    var event: String?
 }

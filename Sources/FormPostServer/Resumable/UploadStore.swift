@@ -36,6 +36,8 @@ struct UploadStore: Sendable {
     let fileMode: UInt16
     /// What happens between the steps of a completion: nil, but in tests.
     var completionFault: CompletionFault?
+    /// Where each completion records its upload's `post-finish` event, or nil for none.
+    let events: UploadEventOutbox?
     /// The uploads kept here, in memory: taken from the state directory at start, and kept
     /// up to date as uploads are created, completed and removed.
     let census: UploadCensus
@@ -57,8 +59,9 @@ struct UploadStore: Sendable {
     ///   ``ReceiverSetupError/resumableStorageUnusable(_:reason:)`` when a completed upload
     ///   could not be linked into `directory`, or uploads not moved; errors of making the
     ///   directories.
-    init(directory: String, stateRoot: String?, name: String, fileMode: UInt16) throws {
+    init(directory: String, stateRoot: String?, name: String, fileMode: UInt16, events: UploadEventOutbox? = nil) throws {
         self.directory = directory
+        self.events = events
         let hidden = directory + "/." + name
         self.stateDirectory = stateRoot.map { $0 + "/" + name } ?? hidden
         self.fileMode = fileMode
@@ -232,18 +235,19 @@ struct UploadStore: Sendable {
     /// A new completion of `id`: a random name to store its data under, and the data's
     /// SHA-256 (`known`, or read from the file when nil).
     func plannedCompletion(_ id: String, sha256 known: String?) throws -> UploadCompletion {
-        UploadCompletion(storedAs: Self.randomName(), sha256: try known ?? Self.sha256(ofFileAt: dataPath(id)))
+        UploadCompletion(storedAs: Self.randomName(), sha256: try known ?? Self.sha256(ofFileAt: dataPath(id)), event: UploadEventOutbox.newID())
     }
 
     /// Stores the complete data of `id` in the directory as `completion` says, in steps
     /// each of which may be taken again: saves `pending` (its state, recording
     /// `completion`), hard-links the data there under the recorded name with the mode of
-    /// stored files (then syncs the file and the directory), saves `done` (its state,
-    /// complete), and removes the data. A crash
+    /// stored files (then syncs the file and the directory), records `upload`'s event
+    /// (``announce(_:as:)``), saves `done` (its state, complete), and removes the data. A crash
     /// between two steps leaves an upload whose data is still there, at its full offset,
     /// with the completion recorded (completing it again stores the same file, once), or a
     /// complete one with a leftover data file (``removeData(_:)`` removes it).
-    func complete(_ id: String, as completion: UploadCompletion, pending: some Encodable, done: some Encodable) throws {
+    func complete(_ id: String, as completion: UploadCompletion, pending: some Encodable, done: some Encodable,
+                  announcing upload: UploadEvent.Upload) throws {
         try reach(.beforeRecording)
         try save(pending, id: id)
         try reach(.beforeLink)
@@ -251,9 +255,19 @@ struct UploadStore: Sendable {
         try FileSync.file(dataPath(id))
         try syncStoredFiles()
         try reach(.afterLink)
+        try announce(upload, as: completion.event)
+        try reach(.afterEvent)
         try save(done, id: id)
         try reach(.beforeUnlink)
         removeData(id)
+    }
+
+    /// Records the `post-finish` event of `upload`, stored, in ``events`` (when there are),
+    /// under the identifier `event` (a new one when nil). A completion calls it once its
+    /// files are safe and before its state says complete, so that a completion taken up
+    /// again records it again: at least once.
+    func announce(_ upload: UploadEvent.Upload, as event: String?) throws {
+        try events?.recordNow(UploadEvent(id: event ?? UploadEventOutbox.newID(), type: UploadEvent.postFinish, upload: upload))
     }
 
     /// Runs ``completionFault`` at `step`; what it throws fails the step as storage fails.

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Multipart
 
 /// What is kept of an upload of the IETF draft besides its bytes: what the request that
 /// created it targeted, the representation's length once known, and once complete the
@@ -34,6 +35,16 @@ struct DraftUploadInfo: Codable {
     /// The address of the client that created it (``ClientAddress``), nil when unknown:
     /// uploads in progress are counted per client address.
     var client: String?
+
+    /// The ``UploadEvent/id`` of a form's `post-finish` event, saved with ``storingParts``
+    /// so that a completion taken up again records the same event.
+    var event: String?
+
+    /// The upload as its `post-finish` event tells it, once stored as `receipt`: the
+    /// creation's method and path, from its ``client``.
+    func event(receipt: Receipt) -> UploadEvent.Upload {
+        UploadEvent.Upload(protocol: .ietf, method: method, path: path, client: client, receipt: receipt)
+    }
 
     /// Whether the representation is a form, which the receiver parses.
     var isForm: Bool { contentType.lowercased().hasPrefix("multipart/form-data") }

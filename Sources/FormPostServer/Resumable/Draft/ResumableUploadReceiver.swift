@@ -116,7 +116,7 @@ public struct ResumableUploadReceiver: Sendable {
         self.basePath = try ReceiverSetupError.checked(basePath)
         self.expiry = expiry
         var store = try UploadStore(directory: receiver.configuration.directory, stateRoot: receiver.configuration.stateDirectory,
-                                    name: "resumable", fileMode: receiver.configuration.storedFileMode)
+                                    name: "resumable", fileMode: receiver.configuration.storedFileMode, events: receiver.configuration.events)
         store.completionFault = completionFault
         self.store = store
         self.logger = logger
@@ -457,7 +457,7 @@ public struct ResumableUploadReceiver: Sendable {
         pending.completing = completion
         done.completing = nil
         done.answer = answer
-        try store.complete(id, as: completion, pending: pending, done: done)
+        try store.complete(id, as: completion, pending: pending, done: done, announcing: info.event(receipt: receipt))
         return answer
     }
 

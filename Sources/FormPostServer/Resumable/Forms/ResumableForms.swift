@@ -63,6 +63,7 @@ struct ResumableForms: Sendable {
         var done = info
         done.answer = StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
         done.storingParts = names
+        done.event = UploadEventOutbox.newID()
         let (store, pending) = (self.store, done)
         return try await threadPool.runIfActive {
             try store.save(pending, id: id)
@@ -105,8 +106,9 @@ struct ResumableForms: Sendable {
     }
 
     /// Finishes what a completion of the form `id` left undone (`info` is answered, some
-    /// files not yet moved): moves them, saves the upload as settled and removes the rest
-    /// of its files; returns the upload as saved. It blocks on the file system.
+    /// files not yet moved): moves them, records its `post-finish` event, saves the upload as
+    /// settled and removes the rest of its files; returns the upload as saved. It blocks on
+    /// the file system.
     static func settle(_ id: String, info: DraftUploadInfo, in store: UploadStore) throws -> DraftUploadInfo {
         guard let names = info.storingParts else { return info }
         let segments = FormSegments(store: store, id: id)
@@ -116,8 +118,13 @@ struct ResumableForms: Sendable {
             if index == 0 { try store.reach(.formPartMoved) }
         }
         try store.syncStoredFiles()
+        if let answer = info.answer, answer.status == 200, let receipt = try? JSONDecoder().decode(Receipt.self, from: Data(answer.json.utf8)) {
+            try store.announce(info.event(receipt: receipt), as: info.event)
+        }
+        try store.reach(.afterEvent)
         var settled = info
         settled.storingParts = nil
+        settled.event = nil
         try store.save(settled, id: id)
         segments.removeAll()
         store.census.completed(id)

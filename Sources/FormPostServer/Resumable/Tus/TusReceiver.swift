@@ -116,7 +116,7 @@ public struct TusReceiver: Sendable {
         self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
         var store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
-                                    fileMode: configuration.storedFileMode)
+                                    fileMode: configuration.storedFileMode, events: configuration.events)
         store.completionFault = completionFault
         self.store = store
         self.logger = logger
@@ -126,9 +126,10 @@ public struct TusReceiver: Sendable {
         // Uploads whose every byte is acknowledged are noted first: the sweep keeps them.
         findFullUploads()
         removeExpired()
-        Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger)
+        let basePath = self.basePath
+        Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger, basePath: basePath)
         lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { [store, locks, retries, logger] expiry in
-            Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger)
+            Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger, basePath: basePath)
         }
     }
 
@@ -349,7 +350,7 @@ public struct TusReceiver: Sendable {
         let receiver = self
         let done: TusUploadInfo
         do {
-            done = try await threadPool.runIfActive { try Self.complete(id, info: info, sha256: sha256, in: receiver.store) }
+            done = try await threadPool.runIfActive { try Self.complete(id, info: info, sha256: sha256, in: receiver.store, basePath: receiver.basePath) }
         } catch {
             retries.add(id)
             throw error
@@ -372,12 +373,13 @@ public struct TusReceiver: Sendable {
 
     /// Tries again the completions of `retries` that no request holds now (one that does
     /// completes it itself). It blocks on the file system: at start, and in each sweep.
-    private static func completeFull(_ retries: CompletionRetries, in store: UploadStore, locks: UploadLocks, lifetime: UploadExpiry, logger: Logger) {
+    private static func completeFull(_ retries: CompletionRetries, in store: UploadStore, locks: UploadLocks, lifetime: UploadExpiry, logger: Logger,
+                                     basePath: String) {
         for id in retries.all {
             guard let token = locks.acquire(id) else { continue }
             defer { locks.release(id, token: token) }
             do {
-                if let done = try completeAgain(id, in: store, lifetime: lifetime) {
+                if let done = try completeAgain(id, in: store, lifetime: lifetime, basePath: basePath) {
                     logger.info("upload \(id) complete, its completion taken up again: \(done.file?.storedAs ?? "") \(done.length) bytes")
                     ReceiverMetrics.upload(.tus, .completed)
                 }
@@ -391,10 +393,10 @@ public struct TusReceiver: Sendable {
     /// Stores the upload `id` if every byte of it is there and it is not stored yet (nor
     /// expired); returns it complete, or nil when there was nothing to store. It blocks on
     /// the file system; call it under the upload's lock.
-    private static func completeAgain(_ id: String, in store: UploadStore, lifetime: UploadExpiry) throws -> TusUploadInfo? {
+    private static func completeAgain(_ id: String, in store: UploadStore, lifetime: UploadExpiry, basePath: String) throws -> TusUploadInfo? {
         guard let info = store.load(id, as: TusUploadInfo.self), info.file == nil, info.verified == nil,
               !lifetime.hasExpired(id, created: info.created, in: store), store.dataSize(id) == info.length else { return nil }
-        return try complete(id, info: info, sha256: nil, in: store)
+        return try complete(id, info: info, sha256: nil, in: store, basePath: basePath)
     }
 
     /// Notes that an append to `id` (described by `info`) from `offset` is written unverified:
@@ -453,13 +455,13 @@ public struct TusReceiver: Sendable {
     /// Stores the complete upload `id` in the directory (``UploadStore/complete(_:as:pending:done:)``)
     /// under the name and SHA-256 an earlier attempt recorded, or new ones (its SHA-256
     /// `sha256`, or read from its data when nil); returns its state, complete. It blocks on
-    /// the file system.
-    private static func complete(_ id: String, info: TusUploadInfo, sha256: String?, in store: UploadStore) throws -> TusUploadInfo {
+    /// the file system. Its event names the creation's path, `basePath`.
+    private static func complete(_ id: String, info: TusUploadInfo, sha256: String?, in store: UploadStore, basePath: String) throws -> TusUploadInfo {
         let completion = try info.completing ?? store.plannedCompletion(id, sha256: sha256)
         var pending = info
         pending.completing = completion
         let done = info.completed(id: id, as: completion)
-        try store.complete(id, as: completion, pending: pending, done: done)
+        try store.complete(id, as: completion, pending: pending, done: done, announcing: done.event(basePath: basePath))
         return done
     }
 
@@ -478,7 +480,7 @@ public struct TusReceiver: Sendable {
     ///   removed, now if no other request holds it — `held`: the caller does — else by a later
     ///   sweep); a failure to finish a completion.
     private func current(_ id: String, held: Bool = false) async throws -> (TusUploadInfo, Int64) {
-        let (store, lifetime, unverified, locks, digests) = (self.store, self.lifetime, self.unverified, self.locks, self.digests)
+        let (store, lifetime, unverified, locks, digests, basePath) = (self.store, self.lifetime, self.unverified, self.locks, self.digests, self.basePath)
         return try await threadPool.runIfActive {
             guard let info = store.load(id, as: TusUploadInfo.self) else { throw TusFailure(.notFound, "no such upload") }
             if lifetime.hasExpired(id, created: info.created, in: store) {
@@ -491,7 +493,7 @@ public struct TusReceiver: Sendable {
             }
             if held, let completion = info.completing, store.isLinked(id, as: completion) {
                 let done = info.completed(id: id, as: completion)
-                try store.complete(id, as: completion, pending: info, done: done)
+                try store.complete(id, as: completion, pending: info, done: done, announcing: done.event(basePath: basePath))
                 return (done, done.length)
             }
             let unchecked = info.verified != nil

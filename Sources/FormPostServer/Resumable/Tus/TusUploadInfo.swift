@@ -43,4 +43,10 @@ struct TusUploadInfo: Codable, Equatable {
                                  size: length, sha256: completion.sha256, storedAs: completion.storedAs)
         return done
     }
+
+    /// The upload as its `post-finish` event tells it, once stored: created by `POST` on
+    /// `basePath`, from its ``client``, its receipt the stored ``file``.
+    func event(basePath: String) -> UploadEvent.Upload {
+        UploadEvent.Upload(protocol: .tus, method: "POST", path: basePath, client: client, receipt: Receipt(files: file.map { [$0] } ?? []))
+    }
 }
