@@ -93,24 +93,18 @@ final class HTTP2UploadPath: Sendable {
         let negotiated = loop.makePromise(of: Bool.self)
         let answer = loop.makePromise(of: HTTP2UploadStream.Answer.self)
         let connectionError = NIOLockedValueBox<(any Error)?>(nil)
-        let timedOut = Atomic<Bool>(false), handshakeTimedOut = Atomic<Bool>(false)
+        let timedOut = Atomic<Bool>(false), handshakeTimedOut = NIOLockedValueBox(false)
         let channel: any Channel
         let connectDeadline = min(deadline, .now() + connectTimeout)
         do {
             channel = try await connect(request, body: body, origin: origin, loop: loop, deadline: connectDeadline,
-                                        negotiated: negotiated, answer: answer, connectionError: connectionError)
+                                        negotiated: negotiated, answer: answer, connectionError: connectionError, handshakeTimedOut: handshakeTimedOut)
         } catch {
             negotiated.fail(error)
             answer.fail(error)
             if Task.isCancelled { throw CancellationError() }
             throw AsyncHTTPClientTransport.translate(error, url: request.url)
         }
-        // The TLS handshake within what is left of the connect timeout, as AsyncHTTPClient does.
-        let handshakeClose = loop.scheduleTask(deadline: connectDeadline) {
-            handshakeTimedOut.store(true, ordering: .relaxed)
-            channel.close(promise: nil)
-        }
-        negotiated.futureResult.whenComplete { _ in handshakeClose.cancel() }
         let deadlineClose = loop.scheduleTask(deadline: deadline) {
             timedOut.store(true, ordering: .relaxed)
             channel.close(promise: nil)
@@ -138,7 +132,7 @@ final class HTTP2UploadPath: Sendable {
             answer.fail(error)
             if Task.isCancelled { throw CancellationError() }
             if timedOut.load(ordering: .relaxed) { throw UploadError.timedOut("no complete answer from \(origin.host) in time") }
-            if !spokeHTTP2, handshakeTimedOut.load(ordering: .relaxed) { throw UploadError.timedOut("connecting to \(origin.host) took too long") }
+            if !spokeHTTP2, handshakeTimedOut.withLockedValue({ $0 }) { throw UploadError.timedOut("connecting to \(origin.host) took too long") }
             let failure = error as? HTTP2UploadStream.Failure
             var cause = failure?.error ?? error
             if let closed = cause as? ChannelError, closed == .ioOnClosedChannel, let first = connectionError.withLockedValue({ $0 }) { cause = first }
@@ -152,10 +146,11 @@ final class HTTP2UploadPath: Sendable {
     }
 
     /// A TCP connection to `origin` with NIOSSL and ``HTTP2Negotiation`` on it, which opens
-    /// the upload's stream once the server chose HTTP/2.
+    /// the upload's stream once the server chose HTTP/2. The connection is closed (and
+    /// `handshakeTimedOut` set) when the TLS handshake has not ended by `deadline`.
     private func connect(_ request: TransportRequest, body: RequestBody, origin: Origin, loop: any EventLoop, deadline: NIODeadline,
                          negotiated: EventLoopPromise<Bool>, answer: EventLoopPromise<HTTP2UploadStream.Answer>,
-                         connectionError: NIOLockedValueBox<(any Error)?>) async throws -> any Channel {
+                         connectionError: NIOLockedValueBox<(any Error)?>, handshakeTimedOut: NIOLockedValueBox<Bool>) async throws -> any Channel {
         let context = try sslContext()
         let head = HTTP2RequestHead.headers(of: request, body: body, origin: origin)
         let stream = PlanByteBuffers.IteratorState.Unchecked(state: PlanByteBuffers.IteratorState(
@@ -167,7 +162,17 @@ final class HTTP2UploadPath: Sendable {
         return try await ClientBootstrap(group: loop)
             .connectTimeout(timeout)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                // The TLS handshake within what is left of the connect timeout, as AsyncHTTPClient
+                // does. The timer is set here, on the connection's loop before its handshake can
+                // end, so that the end always cancels it: set once the connection was returned,
+                // by a task that a busy cooperative pool ran late, a deadline already past closed
+                // connections whose upload had begun ("I/O on closed channel").
+                let handshakeClose = channel.eventLoop.scheduleTask(deadline: deadline) {
+                    handshakeTimedOut.withLockedValue { $0 = true }
+                    channel.close(promise: nil)
+                }
+                negotiated.futureResult.whenComplete { _ in handshakeClose.cancel() }
+                return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(NIOSSLClientHandler(context: context, serverHostname: serverName))
                     try pipeline.addHandler(HTTP2Negotiation(negotiated: negotiated) { channel in
