@@ -164,7 +164,7 @@ public struct UploadServer: Sendable {
             if let answer = metrics.response(to: request) { return answer }
             let started = ContinuousClock.now
             var counted = request
-            counted.body = RequestBody(asyncSequence: CountedBody(base: request.body))
+            counted.body = RequestBody(asyncSequence: WatchedBody(base: request.body) { bytes, _ in ReceiverMetrics.received(bytes) })
             let response = await route(counted, context)
             ReceiverMetrics.request(method: request.method.rawValue, status: response.status.code, duration: ContinuousClock.now - started)
             return response

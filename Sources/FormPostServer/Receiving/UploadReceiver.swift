@@ -19,6 +19,9 @@ public struct UploadReceiver: Sendable {
     /// What the receiver accepts and where it stores files.
     public let configuration: ReceiverConfiguration
     let logger: Logger
+    /// Where the files of forms go: ``ReceiverConfiguration/objectStorage``'s bucket, else
+    /// the directory; made once, with the receiver.
+    let fileStore: any FormFileStore
 
     /// How long a partial file must have been left untouched to be taken for the remains
     /// of a crashed server (an upload in progress writes to its file all the time).
@@ -30,6 +33,8 @@ public struct UploadReceiver: Sendable {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         self.configuration = configuration
         self.logger = logger
+        fileStore = configuration.objectStorage.map { S3FileStore(storage: $0, maxFileSize: configuration.maxFileSize) }
+            ?? DirectoryFileStore(configuration: configuration)
         sweepStalePartialFiles()
     }
 
@@ -45,12 +50,6 @@ public struct UploadReceiver: Sendable {
         }
     }
 
-    /// Where the files of forms go: ``ReceiverConfiguration/objectStorage``'s bucket, else
-    /// the directory.
-    var fileStore: any FormFileStore {
-        if let storage = configuration.objectStorage { return S3FileStore(storage: storage, maxFileSize: configuration.maxFileSize) }
-        return DirectoryFileStore(configuration: configuration)
-    }
 
     /// Answers one request.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {

@@ -70,7 +70,9 @@ struct SignatureGate: Sendable {
             }
             return declared > limit ? refusal(tooLarge, status: .contentTooLarge, request: request, channel: channel) : nil
         }
-        request.body = RequestBody(asyncSequence: ByteLimitedBody(base: request.body, limit: limit, crossed: .signedMaxBytes))
+        request.body = RequestBody(asyncSequence: WatchedBody(base: request.body) { _, total in
+            guard total <= limit else { throw ReceiverFailure.limitExceeded(.signedMaxBytes, value: limit) }
+        })
         return nil
     }
 
