@@ -94,7 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has to answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
     var hookTimeout: Double = 5
     @Option(name: .customLong("hook-events"),
-            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too).")
+            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
     var hookEvents = "pre-create"
     @Flag(name: .customLong("metrics"),
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
@@ -148,8 +148,8 @@ struct ServeCommand: AsyncParsableCommand {
         var hook: UploadAuthorizationHook?
         var eventHook: UploadEventHook?
         let events = Set(hookEvents.split(separator: ",").map { String($0.filter { $0 != " " }) })
-        if let unknown = events.subtracting(["pre-create", UploadEvent.postFinish]).sorted().first {
-            throw fail(UsageError("--hook-events: no event \"\(unknown)\" (expected pre-create, post-finish)"))
+        if let unknown = events.subtracting(["pre-create", UploadEvent.postFinish, UploadEvent.postTerminate]).sorted().first {
+            throw fail(UsageError("--hook-events: no event \"\(unknown)\" (expected pre-create, post-finish, post-terminate)"))
         }
         if let hookURL {
             guard let url = URL(string: hookURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
@@ -158,7 +158,7 @@ struct ServeCommand: AsyncParsableCommand {
             guard hookTimeout > 0, hookTimeout <= 3600 else { throw fail(UsageError("--hook-timeout \(hookTimeout): expected seconds between 0 and 3600")) }
             let timeout = Duration.milliseconds(Int64(hookTimeout * 1000))
             if events.contains("pre-create") { hook = UploadAuthorizationHook(url: hookURL, timeout: timeout) }
-            if events.contains(UploadEvent.postFinish) { eventHook = UploadEventHook(url: hookURL, timeout: timeout) }
+            if !events.isDisjoint(with: [UploadEvent.postFinish, UploadEvent.postTerminate]) { eventHook = UploadEventHook(url: hookURL, timeout: timeout) }
         }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
         let trustedProxies: TrustedProxies
@@ -191,7 +191,10 @@ struct ServeCommand: AsyncParsableCommand {
             if let eventHook {
                 let outbox = try UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events")
                 configuration.events = outbox
-                delivery = UploadEventDelivery(outbox: outbox, deliver: eventHook.deliver)
+                // The receivers record every kind of event; those not asked for are dropped here.
+                delivery = UploadEventDelivery(outbox: outbox) { event in
+                    if events.contains(event.type) { try await eventHook.deliver(event) }
+                }
             }
             receiver = try UploadReceiver(configuration: configuration)
         } catch {

@@ -201,13 +201,37 @@ struct UploadEventTests {
         #expect(recorded.first?.upload.client == "127.0.0.1")
     }
 
+    @Test("a resumable upload its client ends (DELETE, tus and the draft) records a post-terminate event before the 204, with the creation's protocol, method, path and client",
+          .timeLimit(.minutes(2)))
+    func terminationRecorded() async throws {
+        let sample = try SampleDirectory()
+        let uploads = sample.path + "/uploads", outboxPath = sample.path + "/events"
+        var configuration = ReceiverConfiguration(directory: uploads)
+        configuration.events = try UploadEventOutbox(directory: outboxPath)
+        let crash = CompletionCrashTests()
+        let answers = try await crash.withFaultyServer(configuration: configuration, fault: StepFault(.fail, at: .afterEvent)) { port -> [Int] in
+            let base = "http://127.0.0.1:\(port)"
+            let tus = try await crash.createTus(base: base)
+            let draft = try await crash.createDraft(base: base)
+            return [try await crash.tus("DELETE", tus).status, try await crash.draft(.delete, draft).status]
+        }
+        #expect(answers == [204, 204])
+        let recorded = ((try? FileManager.default.contentsOfDirectory(atPath: outboxPath)) ?? []).sorted().compactMap {
+            FileManager.default.contents(atPath: outboxPath + "/" + $0).flatMap { try? JSONDecoder().decode(UploadEvent.self, from: $0) }
+        }
+        #expect(recorded.map(\.type) == ["post-terminate", "post-terminate"], "\(recorded)")
+        #expect(recorded.map(\.upload.protocol) == [.tus, .ietf])
+        #expect(recorded.map(\.upload.path) == ["/files", "/upload"] && recorded.allSatisfy { $0.upload.method == "POST" && $0.upload.client == "127.0.0.1" })
+        #expect(recorded.allSatisfy { $0.upload.receipt == Receipt() }, "an upload ended before it was complete names no file")
+    }
+
     @Test("formpost serve refuses an unknown --hook-events name with exit status 2")
     func unknownEvent() async throws {
         let sample = try SampleDirectory()
         let result = try await offPool {
             try formpost(["serve", "--port", "0", "--dir", sample.path + "/uploads", "--hook-url", "http://127.0.0.1:1/h", "--hook-events", "pre-create,post-create"])
         }
-        #expect(result.status == 2 && result.stderr.contains(#"--hook-events: no event "post-create" (expected pre-create, post-finish)"#), "\(result.stderr)")
+        #expect(result.status == 2 && result.stderr.contains(#"--hook-events: no event "post-create" (expected pre-create, post-finish, post-terminate)"#), "\(result.stderr)")
     }
 }
 

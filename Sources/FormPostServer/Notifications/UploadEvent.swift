@@ -36,7 +36,8 @@ public struct UploadEvent: Codable, Equatable, Sendable {
 
     /// The event's identifier, unique, the same on each of its deliveries; outbox names sort by it.
     public let id: String
-    /// What happened: `post-finish`, the upload is stored and its receipt answered.
+    /// What happened: ``postFinish``, the upload is stored and its receipt answered; or
+    /// ``postTerminate``, its client ended it.
     public let type: String
     /// The upload.
     public let upload: Upload
@@ -50,4 +51,8 @@ public struct UploadEvent: Codable, Equatable, Sendable {
 
     /// The type of an event recorded before an upload's receipt is answered.
     public static let postFinish = "post-finish"
+    /// The type of an event recorded when a client ends a resumable upload (`DELETE`),
+    /// before the upload is removed and the end answered; its receipt names what the upload
+    /// had stored, if it was complete.
+    public static let postTerminate = "post-terminate"
 }

@@ -262,12 +262,12 @@ struct UploadStore: Sendable {
         removeData(id)
     }
 
-    /// Records the `post-finish` event of `upload`, stored, in ``events`` (when there are),
-    /// under the identifier `event` (a new one when nil). A completion calls it once its
-    /// files are safe and before its state says complete, so that a completion taken up
-    /// again records it again: at least once.
-    func announce(_ upload: UploadEvent.Upload, as event: String?) throws {
-        try events?.recordNow(UploadEvent(id: event ?? UploadEventOutbox.newID(), type: UploadEvent.postFinish, upload: upload))
+    /// Records the event of `type` (`post-finish` unless said) about `upload` in ``events``
+    /// (when there are), under the identifier `event` (a new one when nil). A completion
+    /// calls it once its files are safe and before its state says complete, so that a
+    /// completion taken up again records it again: at least once.
+    func announce(_ upload: UploadEvent.Upload, as event: String?, type: String = UploadEvent.postFinish) throws {
+        try events?.recordNow(UploadEvent(id: event ?? UploadEventOutbox.newID(), type: type, upload: upload))
     }
 
     /// Runs ``completionFault`` at `step`; what it throws fails the step as storage fails.

@@ -322,9 +322,15 @@ public struct ResumableUploadReceiver: Sendable {
     private func cancel(_ id: String, channel: (any Channel)?) async throws -> Response {
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
-        _ = try await current(id)
+        let (info, _) = try await current(id)
         let store = self.store
-        try await threadPool.runIfActive { store.remove(id) }
+        let receipt = info.answer.flatMap { $0.status == 200 ? try? JSONDecoder().decode(Receipt.self, from: Data($0.json.utf8)) : nil }
+        let ended = info.event(receipt: receipt ?? Receipt())
+        try await threadPool.runIfActive {
+            // Recorded first: an end the application will not hear of is never answered.
+            try store.announce(ended, as: nil, type: UploadEvent.postTerminate)
+            store.remove(id)
+        }
         digests.remove(id)
         forms.progresses.remove(id)
         return Response(status: .noContent)

@@ -251,8 +251,12 @@ public struct TusReceiver: Sendable {
         guard let token = locks.acquire(id) else { throw TusFailure(.locked, "the upload is being appended to") }
         defer { locks.release(id, token: token) }
         let (info, _) = try await current(id, held: true)
-        let store = self.store
-        try await threadPool.runIfActive { store.remove(id, storedFile: info.file?.storedAs) }
+        let (store, ended) = (self.store, info.event(basePath: basePath))
+        try await threadPool.runIfActive {
+            // Recorded first: an end the application will not hear of is never answered.
+            try store.announce(ended, as: nil, type: UploadEvent.postTerminate)
+            store.remove(id, storedFile: info.file?.storedAs)
+        }
         digests.remove(id)
         return Response(status: .noContent)
     }
