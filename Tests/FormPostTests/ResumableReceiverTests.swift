@@ -53,7 +53,11 @@ struct ResumableReceiverTests {
         #expect(run.interim["upload-draft-interop-version"] == String(version), "the 104 answers in the client's version")
         #expect(run.location.hasPrefix("/uploads/") && run.interim["location"] == run.location)
         #expect(run.interim["upload-limit"]?.contains("max-size=") == true)
-        #expect(run.offset > 0 && run.offset <= 1_000_000, "after the cut, HEAD said \(run.offset)")
+        // The client resets its connection 0.2 s after sending 1,000,000 bytes: what the server
+        // had not read by then is dropped with the socket, so on a loaded machine HEAD may
+        // rightly say 0 (a full run saw it). What reached the disk is kept: the tests of cut
+        // appends wait for it to be there (ResumableReceiverTests' held append, the tus ones).
+        #expect(run.offset >= 0 && run.offset <= 1_000_000, "after the cut, HEAD said \(run.offset)")
         #expect(run.status == 200 && run.complete == true)
         let receipt = try #require(run.answer)
         #expect(receipt.fields == [.init(name: "title", value: "Holiday ✓"), .init(name: "note", value: "a b")])
