@@ -49,6 +49,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("trusted-proxy"),
             help: "A reverse proxy or load balancer in front of the server, as a CIDR range or an address (repeatable): requests from it count, and are logged, under the client address it forwards (Forwarded, else X-Forwarded-For; the rightmost address that is not a trusted proxy), and its connections are exempt from --max-connections-per-address.")
     var trustedProxy: [String] = []
+    @Option(name: .customLong("forwarded-header"),
+            help: "The field a --trusted-proxy's client is read from: either (Forwarded when present, else X-Forwarded-For; the default), forwarded, or x-forwarded-for. Name the one your proxy writes: behind a proxy that appends to X-Forwarded-For only, a Forwarded its client sent would otherwise be read.")
+    var forwardedHeader = ForwardedField.either.rawValue
     @Option(name: .customLong("tus-path"), help: "Where resumable uploads (tus 1.0) are created; each lives under it.")
     var tusPath = "/files"
     @Option(name: [.customLong("resumable-expiry"), .customLong("tus-expiry")], help: "Seconds a resumable upload (tus or IETF draft) is kept after it began, complete or not.")
@@ -161,12 +164,16 @@ struct ServeCommand: AsyncParsableCommand {
             if !events.isDisjoint(with: [UploadEvent.postFinish, UploadEvent.postTerminate]) { eventHook = UploadEventHook(url: hookURL, timeout: timeout) }
         }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
-        let trustedProxies: TrustedProxies
+        var trustedProxies: TrustedProxies
         do {
             trustedProxies = try TrustedProxies(trustedProxy)
         } catch {
             throw fail(UsageError("--trusted-proxy: \(error)"))
         }
+        guard let field = ForwardedField(rawValue: forwardedHeader) else {
+            throw fail(UsageError("--forwarded-header \(forwardedHeader): expected either, forwarded or x-forwarded-for"))
+        }
+        trustedProxies.field = field
         guard let bytesPerClient = ByteSize.parse(maxBytesInProgressPerClient), bytesPerClient > 0 else {
             throw fail(UsageError("--max-bytes-in-progress-per-client \(maxBytesInProgressPerClient): expected bytes or K/M/G"))
         }

@@ -86,6 +86,20 @@ struct TrustedProxiesTests {
         #expect(try Self.client(proxies, [("Forwarded", "for=unknown, for=203.0.113.13")]) == "203.0.113.13")
     }
 
+    @Test("the field read can be named: behind a proxy that writes X-Forwarded-For only, a Forwarded the client sent is not read; and the other way round")
+    func namedField() throws {
+        var xForwardedFor = Self.proxies, forwarded = Self.proxies
+        xForwardedFor.field = .xForwardedFor
+        forwarded.field = .forwarded
+        let forged = [("Forwarded", "for=198.51.100.99"), ("X-Forwarded-For", "203.0.113.5")]
+        #expect(try Self.client(Self.proxies, forged) == "198.51.100.99", "either: Forwarded first, as before")
+        #expect(try Self.client(xForwardedFor, forged) == "203.0.113.5")
+        #expect(try Self.client(forwarded, forged) == "198.51.100.99")
+        #expect(try Self.client(forwarded, [("X-Forwarded-For", "203.0.113.5")]) == "10.0.0.1", "no Forwarded: the peer")
+        #expect(try Self.client(xForwardedFor, [("Forwarded", "for=198.51.100.99")]) == "10.0.0.1", "no X-Forwarded-For: the peer")
+        #expect(ForwardedField.allCases.map(\.rawValue) == ["either", "forwarded", "x-forwarded-for"])
+    }
+
     @Test("a malformed value counts the request as its peer's")
     func garbage() throws {
         let proxies = Self.proxies

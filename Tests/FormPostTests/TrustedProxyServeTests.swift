@@ -143,5 +143,11 @@ struct TrustedProxyServeTests {
         #expect(result.status != 0)
         #expect(result.stderr.contains("10.0.0.0/33 is not an IP address or a CIDR range"), "\(result.stderr)")
     }
+
+    @Test("a --forwarded-header that names no field is refused with exit status 2, naming the ones there are")
+    func unknownForwardedHeader() async throws {
+        let result = try await offPool { try formpost(["serve", "--port", "0", "--trusted-proxy", "10.0.0.1", "--forwarded-header", "x-real-ip"]) }
+        #expect(result.status == 2 && result.stderr.contains("--forwarded-header x-real-ip: expected either, forwarded or x-forwarded-for"), "\(result.stderr)")
+    }
 }
 #endif

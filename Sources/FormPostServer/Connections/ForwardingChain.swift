@@ -5,12 +5,12 @@ import HTTPTypes
 /// (RFC 7239, its elements' `for=`), or when there is none from `X-Forwarded-For`. Several
 /// field lines of one name are one list, in order.
 enum ForwardingChain {
-    /// The hops of `fields`: nil when neither field is present, or when the one used is
-    /// malformed (then nothing of it can be relied upon).
-    static func hops(in fields: HTTPFields) -> [ForwardedNode]? {
-        let forwarded = fields[values: .forwarded]
+    /// The hops of `fields`, from the field(s) `read` names: nil when none of them is
+    /// present, or when the one used is malformed (then nothing of it can be relied upon).
+    static func hops(in fields: HTTPFields, reading read: ForwardedField = .either) -> [ForwardedNode]? {
+        let forwarded = read == .xForwardedFor ? [] : fields[values: .forwarded]
         if !forwarded.isEmpty { return parseForwarded(forwarded.joined(separator: ",")) }
-        let forwardedFor = fields[values: .xForwardedFor]
+        let forwardedFor = read == .forwarded ? [] : fields[values: .xForwardedFor]
         if !forwardedFor.isEmpty { return parseForwardedFor(forwardedFor.joined(separator: ",")) }
         return nil
     }

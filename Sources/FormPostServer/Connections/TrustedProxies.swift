@@ -8,7 +8,8 @@ import NIOCore
 /// (``ReceiverConfiguration/maxUploadsInProgressPerClient``,
 /// ``ReceiverConfiguration/maxBytesInProgressPerClient``) and log is the one the proxies
 /// forwarded: from `Forwarded` (RFC 7239, its `for=`), or when there is none from
-/// `X-Forwarded-For`. From any other peer these fields are ignored.
+/// `X-Forwarded-For` — or from the one of them ``field`` names. From any other peer these
+/// fields are ignored.
 ///
 /// The chain is read from the right, the hop nearest the server first, skipping the
 /// addresses that are themselves trusted proxies: the first address that is not one is the
@@ -27,6 +28,9 @@ import NIOCore
 public struct TrustedProxies: Sendable, Equatable {
     /// The ranges, as given.
     let ranges: [AddressRange]
+    /// The field the client is read from: ``ForwardedField/either`` unless set. Name the one
+    /// your proxies write, so that a field a client sent itself is never read.
+    public var field = ForwardedField.either
 
     /// No trusted proxies: every request's client is its connection's peer.
     public init() {
@@ -58,7 +62,7 @@ public struct TrustedProxies: Sendable, Equatable {
     /// The client of a request with `fields` that came on a connection from `peer`: the
     /// address the trusted proxies forwarded when `peer` is one of them, else `peer`.
     public func client(of fields: HTTPFields, peer: SocketAddress?) -> SocketAddress? {
-        guard let peer, contains(peer), let hops = ForwardingChain.hops(in: fields) else { return peer }
+        guard let peer, contains(peer), let hops = ForwardingChain.hops(in: fields, reading: field) else { return peer }
         var client = peer
         for hop in hops.reversed() {
             guard case .address(let address) = hop else { return peer }
