@@ -72,7 +72,12 @@ struct DemoCommand: AsyncParsableCommand {
                     outcome = .failure(error)
                 }
             } else {
-                outcome = .failure(UploadError.transport("the receiver did not start"))
+                do {
+                    while try await group.next() != nil {}  // the server's own error, when it did not start
+                    outcome = .failure(UploadError.transport("the receiver did not start"))
+                } catch {
+                    outcome = .failure(error)
+                }
             }
             await services.triggerGracefulShutdown()
             while let _ = try? await group.next() {}

@@ -154,6 +154,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let unknown = events.subtracting(["pre-create", UploadEvent.postFinish, UploadEvent.postTerminate]).sorted().first {
             throw fail(UsageError("--hook-events: no event \"\(unknown)\" (expected pre-create, post-finish, post-terminate)"))
         }
+        if hookURL == nil, events != ["pre-create"] {
+            throw fail(UsageError("--hook-events \(hookEvents): the events go to --hook-url, which is not given"))
+        }
         if let hookURL {
             guard let url = URL(string: hookURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
                 throw fail(UsageError("--hook-url \(hookURL): expected an http or https URL"))

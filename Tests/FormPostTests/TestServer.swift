@@ -158,7 +158,10 @@ func whileRunning<App: ApplicationProtocol, T: Sendable>(
             return nil
         }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
+        guard let port = await iterator.next() else {
+            while try await group.next() != nil {}  // the server's own error, when it did not start
+            throw CancellationError()
+        }
         let outcome: Result<T, any Error>
         do {
             outcome = .success(try await body(port))

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Multipart
+import Synchronization
 import Testing
 
 /// `post-finish` events: recorded durably before a form's receipt is answered, delivered
@@ -225,13 +226,47 @@ struct UploadEventTests {
         #expect(recorded.allSatisfy { $0.upload.receipt == Receipt() }, "an upload ended before it was complete names no file")
     }
 
-    @Test("formpost serve refuses an unknown --hook-events name with exit status 2")
+    @Test("the delivery sets aside a file that holds no event and goes on; one it cannot read now (here a directory in its place) is read again later, not set aside, and delivered once readable",
+          .timeLimit(.minutes(1)))
+    func unreadableEvents() async throws {
+        let sample = try SampleDirectory()
+        let outbox = try UploadEventOutbox(directory: sample.path + "/events")
+        let upload = UploadEvent.Upload(protocol: .multipart, method: "POST", path: "/upload", client: nil, receipt: Receipt())
+        let first = try await outbox.record(UploadEvent.postFinish, upload: upload)
+        // Sorted after the first: a file of bytes that are no event, then one that cannot be read yet.
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: outbox.directory + "/" + first.id + "-a.json"))
+        let later = UploadEvent(id: first.id + "-b", type: UploadEvent.postFinish, upload: upload)
+        let laterPath = outbox.directory + "/" + later.id + ".json"
+        try FileManager.default.createDirectory(atPath: laterPath, withIntermediateDirectories: false)
+        let taken = Mutex<[String]>([])
+        var delivery = UploadEventDelivery(outbox: outbox) { event in taken.withLock { $0.append(event.id) } }
+        delivery.firstRetryDelay = .milliseconds(100)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        delivery.logger = logger
+        let running = delivery
+        let task = Task { await running.run() }
+        #expect(try await Self.eventually(10) { taken.withLock { $0 } == [first.id] })
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(FileManager.default.fileExists(atPath: laterPath), "the event that could not be read was set aside")
+        try FileManager.default.removeItem(atPath: laterPath)
+        try Data(UploadReceiverJSON.encode(later).utf8).write(to: URL(fileURLWithPath: laterPath))
+        #expect(try await Self.eventually(10) { taken.withLock { $0 } == [first.id, later.id] }, "\(taken.withLock { $0 })")
+        task.cancel()
+        await task.value
+        let left = try FileManager.default.contentsOfDirectory(atPath: outbox.directory)
+        #expect(left == [first.id + "-a.json.unreadable"], "\(left)")
+    }
+
+    @Test("formpost serve refuses an unknown --hook-events name, and --hook-events without --hook-url, with exit status 2")
     func unknownEvent() async throws {
         let sample = try SampleDirectory()
         let result = try await offPool {
             try formpost(["serve", "--port", "0", "--dir", sample.path + "/uploads", "--hook-url", "http://127.0.0.1:1/h", "--hook-events", "pre-create,post-create"])
         }
         #expect(result.status == 2 && result.stderr.contains(#"--hook-events: no event "post-create" (expected pre-create, post-finish, post-terminate)"#), "\(result.stderr)")
+        let withoutURL = try await offPool { try formpost(["serve", "--port", "0", "--dir", sample.path + "/uploads", "--hook-events", "post-finish"]) }
+        #expect(withoutURL.status == 2 && withoutURL.stderr.contains("--hook-events post-finish: the events go to --hook-url, which is not given"), "\(withoutURL.stderr)")
     }
 }
 

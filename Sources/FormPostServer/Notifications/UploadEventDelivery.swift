@@ -1,4 +1,5 @@
 import Logging
+import NIOPosix
 
 /// Hands the events of an ``UploadEventOutbox`` to the application, oldest first, each until
 /// it is taken: ``deliver`` returning is taken, throwing is not — the same event is offered
@@ -27,32 +28,65 @@ public struct UploadEventDelivery: Sendable {
         self.deliver = deliver
     }
 
-    /// Delivers the events waiting, then each one recorded, until the task is cancelled.
+    /// Delivers the events waiting, then each one recorded, until the task is cancelled. An
+    /// outbox that cannot be read now is read again after the retry delays.
     public func run() async {
-        while await deliverPending() {
-            await outbox.recorded.wait()
+        var delay = firstRetryDelay
+        while true {
+            switch await deliverPending() {
+            case .cancelled:
+                return
+            case .allDelivered:
+                delay = firstRetryDelay
+                await outbox.recorded.wait()
+            case .unreadable:
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    return
+                }
+                delay = min(delay * 2, maxRetryDelay)
+            }
         }
     }
 
-    /// Delivers every event waiting now; false when cancelled first.
-    private func deliverPending() async -> Bool {
+    /// How a pass over the events waiting ended.
+    private enum Pass {
+        case allDelivered, cancelled, unreadable
+    }
+
+    /// Delivers every event waiting now, oldest first. The outbox is read on NIO's thread
+    /// pool (it blocks on the file system).
+    private func deliverPending() async -> Pass {
+        let outbox = self.outbox, pool = NIOThreadPool.singleton
+        guard !Task.isCancelled else { return .cancelled }
         let waiting: [String]
         do {
-            waiting = try outbox.pending()
+            waiting = try await pool.runIfActive { try outbox.pending() }
         } catch {
-            logger.error("cannot read the events in \(outbox.directory): \(error)")
-            return !Task.isCancelled
+            logger.error("cannot read the events in \(outbox.directory), to be tried again: \(error)")
+            return .unreadable
         }
         for id in waiting {
-            guard let event = outbox.event(id) else {
-                logger.error("the event \(id) in \(outbox.directory) cannot be read: set aside as \(id).json.unreadable")
-                outbox.setAside(id)
-                continue
+            let stored: UploadEventOutbox.Stored
+            do {
+                stored = try await pool.runIfActive { try outbox.read(id) }
+            } catch {
+                logger.error("the event \(id) in \(outbox.directory) cannot be read now, to be tried again: \(error)")
+                return .unreadable
             }
-            guard await deliverUntilTaken(event) else { return false }
-            outbox.remove(id)
+            switch stored {
+            case .gone:
+                continue
+            case .malformed:
+                logger.error("the event \(id) in \(outbox.directory) is no event: set aside as \(id).json.unreadable")
+                try? await pool.runIfActive { outbox.setAside(id) }
+            case .event(let event):
+                guard await deliverUntilTaken(event) else { return .cancelled }
+                try? await pool.runIfActive { outbox.remove(id) }
+            }
         }
-        return !Task.isCancelled
+        return Task.isCancelled ? .cancelled : .allDelivered
     }
 
     /// Offers `event` until ``deliver`` takes it; false when cancelled first.

@@ -71,10 +71,31 @@ public final class UploadEventOutbox: Sendable {
             .sorted()
     }
 
-    /// The event of `id`, or nil when its file is gone or unreadable.
-    func event(_ id: String) -> UploadEvent? {
-        guard let data = FileManager.default.contents(atPath: path(of: id)) else { return nil }
-        return try? JSONDecoder().decode(UploadEvent.self, from: data)
+    /// What the file of an event holds.
+    enum Stored {
+        /// The event.
+        case event(UploadEvent)
+        /// Bytes that are no event (``setAside(_:)`` them).
+        case malformed
+        /// No file: the event was removed meanwhile.
+        case gone
+    }
+
+    /// What the file of `id` holds. It blocks on the file system.
+    ///
+    /// - Throws: the file system's error when the file is there but cannot be read now
+    ///   (out of descriptors, an I/O error): the event is to be read again later.
+    func read(_ id: String) throws -> Stored {
+        let path = path(of: id)
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            if access(path, F_OK) != 0, errno == ENOENT { return .gone }
+            throw error
+        }
+        guard let event = try? JSONDecoder().decode(UploadEvent.self, from: data) else { return .malformed }
+        return .event(event)
     }
 
     /// Removes the event of `id`, delivered. (Not synced: an event that comes back after a
@@ -90,6 +111,13 @@ public final class UploadEventOutbox: Sendable {
     }
 
     private func path(of id: String) -> String { directory + "/" + id + ".json" }
+
+    /// The identifier of the event of an upload whose completion was recorded before events
+    /// had identifiers saved with it: made from its stored file's random name, so that the
+    /// completion taken up again records the same event. It sorts before every other.
+    static func legacyID(of storedAs: String) -> String {
+        String(repeating: "0", count: 23) + "-" + String(storedAs.prefix(16))
+    }
 
     /// A new identifier: nanoseconds since 1970, 23 digits, then 16 random hexadecimal digits.
     static func newID() -> String {
@@ -121,6 +149,12 @@ public final class UploadEventOutbox: Sendable {
             unlink(temporary)
             throw error
         }
-        try FileSync.directory(directory, what: what)
+        do {
+            try FileSync.directory(directory, what: what)
+        } catch {
+            // Not recorded, since not durable: its upload fails, so no event may go out for it.
+            unlink(final)
+            throw error
+        }
     }
 }

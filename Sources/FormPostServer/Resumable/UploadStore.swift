@@ -255,7 +255,7 @@ struct UploadStore: Sendable {
         try FileSync.file(dataPath(id))
         try syncStoredFiles()
         try reach(.afterLink)
-        try announce(upload, as: completion.event)
+        try announce(upload, as: completion.event ?? UploadEventOutbox.legacyID(of: completion.storedAs))
         try reach(.afterEvent)
         try save(done, id: id)
         try reach(.beforeUnlink)

@@ -119,7 +119,7 @@ struct ResumableForms: Sendable {
         }
         try store.syncStoredFiles()
         if let answer = info.answer, answer.status == 200, let receipt = try? JSONDecoder().decode(Receipt.self, from: Data(answer.json.utf8)) {
-            try store.announce(info.event(receipt: receipt), as: info.event)
+            try store.announce(info.event(receipt: receipt), as: info.event ?? UploadEventOutbox.legacyID(of: names.first ?? id))
         }
         try store.reach(.afterEvent)
         var settled = info
