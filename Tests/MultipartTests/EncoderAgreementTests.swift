@@ -107,13 +107,7 @@ struct EncoderAgreementTests {
 
         guard Self.evict(path) else {
             // Only the disk-wait path is left untested; saying so beats passing on a warm file.
-            let reason = "\(path) stayed in the page cache after fdatasync and POSIX_FADV_DONTNEED (mincore): this machine cannot show a cold read"
-            print("EncoderAgreementTests: NOT RUN: \(reason)")
-            #if compiler(>=6.3)
-            try Test.cancel(Comment(rawValue: reason))
-            #else
-            return
-            #endif
+            return try Self.notRun("\(path) stayed in the page cache after fdatasync and POSIX_FADV_DONTNEED (mincore): this machine cannot show a cold read")
         }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: warm.count, alignment: 16)
         defer { scratch.deallocate() }
@@ -128,13 +122,7 @@ struct EncoderAgreementTests {
             // A disk that answers from its host's cache can finish the read-ahead that a
             // page-cache-only read starts before that read looks again (seen on a busy virtual
             // machine): then no reader can be shown to wait here.
-            let reason = "preadv2(RWF_NOWAIT) itself returned every byte of \(path) just evicted: this machine's disk answers before a cached-only read returns, so it cannot show a cold read"
-            print("EncoderAgreementTests: NOT RUN: \(reason)")
-            #if compiler(>=6.3)
-            try Test.cancel(Comment(rawValue: reason))
-            #else
-            return
-            #endif
+            return try Self.notRun("preadv2(RWF_NOWAIT) itself returned every byte of \(path) just evicted: this machine's disk answers before a cached-only read returns, so it cannot show a cold read")
         }
         #expect(fromCache < warm.count, "the file has left the page cache: only the bytes before it are copied without waiting")
         Self.evict(path)
@@ -160,6 +148,15 @@ struct EncoderAgreementTests {
             usleep(20_000)
         }
         return false
+    }
+
+    /// Says the test did not run, and why, and ends it: cancelled where Swift Testing can
+    /// cancel a test, else it returns (the caller returns at once).
+    static func notRun(_ reason: String) throws {
+        print("EncoderAgreementTests: NOT RUN: \(reason)")
+        #if compiler(>=6.3)
+        try Test.cancel(Comment(rawValue: reason))
+        #endif
     }
 
     /// Whether the kernel's own page-cache-only read (`preadv2` with `RWF_NOWAIT`, called
