@@ -143,7 +143,8 @@ public struct UploadServer: Sendable {
             if !trusted.isEmpty { context.clientAddress = trusted.client(of: request.headers, peer: context.channel.remoteAddress) }
             if let health, let answer = await health.response(to: request) { return answer }
             if let refusal = gate?.check(&request, channel: context.channel) {
-                receiver.logger.info("\(request.method) \(request.uri.path) \(refusal.status.code): no valid signed URL")
+                RequestLogLine().log(request, answered: refusal, client: ClientAddress.logged(context), details: ["refused": "no valid signed URL"],
+                                     to: receiver.logger)
                 return refusal
             }
             if let authorization, let refusal = await authorization.check(request, context: context) { return refusal }

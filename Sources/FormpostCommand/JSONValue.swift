@@ -11,6 +11,7 @@ enum JSONValue: Encodable {
     case integer(Int64)
     case number(Double)
     case object([String: JSONValue])
+    case array([JSONValue])
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
@@ -19,6 +20,7 @@ enum JSONValue: Encodable {
         case .integer(let value): try container.encode(value)
         case .number(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
         }
     }
 

@@ -99,6 +99,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("hook-events"),
             help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
     var hookEvents = "pre-create"
+    @Option(name: .customLong("log-format"),
+            help: "text (the default: one line per message, fields as key=value) or json (one JSON object per line: time, level, label, source, message and each field — a request's method, path, status, bytes, duration, client, upload).")
+    var logFormat = "text"
     @Flag(name: .customLong("metrics"),
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
     var metrics = false
@@ -126,6 +129,12 @@ struct ServeCommand: AsyncParsableCommand {
     static let stateDirectoryInUseStatus: Int32 = 75
 
     func run() async throws {
+        // Before any logger is made: every logger made from now on writes in this format.
+        switch logFormat {
+        case "text": break
+        case "json": LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
+        default: throw fail(UsageError("--log-format \(logFormat): expected text or json"))
+        }
         // Before anything counts: the backend of every metric made from now on.
         let metricsEndpoint = metrics ? PrometheusExport.bootstrap() : nil
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
@@ -274,14 +283,23 @@ struct ServeCommand: AsyncParsableCommand {
                                   metrics: metricsEndpoint)
         server.trustedProxies = trustedProxies
         server.authorize = hook?.authorize
+        // The server's own lines: prose on standard error, or in JSON a log message like the others.
+        let inJSON = logFormat == "json"
+        let announce: @Sendable (String) -> Void = { text in
+            if inJSON {
+                Logger(label: "formpost.serve").notice("\(text)")
+            } else {
+                Descriptor.standardError.print("formpost: \(text)\n")
+            }
+        }
         let app = try server.application { boundPort in
-            Descriptor.standardError.print("formpost: receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)\n")
+            announce("receiving on \(scheme)://\(host):\(boundPort)/, storing files in \(directory)\(page) (Ctrl-C stops)")
         }
         // SIGTERM or SIGINT: the listening socket closes, each connection ends after its
         // request in flight, for at most --shutdown-grace; then the rest are cancelled.
         let deliveries = delivery.map { [ServiceGroupConfiguration.ServiceConfiguration(service: EventDeliveryService(delivery: $0), successTerminationBehavior: .ignore)] } ?? []
         var group = ServiceGroupConfiguration(services: deliveries + [.init(service: app),
-                                                                      .init(service: StopAnnouncement(grace: shutdownGrace, delay: shutdownDelay, health: health),
+                                                                      .init(service: StopAnnouncement(grace: shutdownGrace, delay: shutdownDelay, health: health, announce: announce),
                                                                             successTerminationBehavior: .ignore, failureTerminationBehavior: .ignore)],
                                               gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger)
         group.maximumGracefulShutdownDuration = .milliseconds(Int64((shutdownDelay + shutdownGrace) * 1000))

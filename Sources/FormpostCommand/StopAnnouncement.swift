@@ -13,6 +13,8 @@ struct StopAnnouncement: Service {
     let delay: Double
     /// The health endpoints told that the server is stopping, if it has them.
     let health: ServerHealth?
+    /// Writes a line about the server's state (`formpost serve`'s announcements).
+    let announce: @Sendable (String) -> Void
 
     func run() async throws {
         do {
@@ -22,14 +24,14 @@ struct StopAnnouncement: Service {
         }
         health?.beginStopping()
         if delay > 0 {
-            Descriptor.standardError.print("formpost: stopping: /readyz answers 503; connections are still taken for \(Self.seconds(delay)) s\n")
+            announce("stopping: /readyz answers 503; connections are still taken for \(Self.seconds(delay)) s")
             do {
                 try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
             } catch {
                 return
             }
         }
-        Descriptor.standardError.print("formpost: stopping: no new connections; requests in flight have \(Self.seconds(grace)) s to finish\n")
+        announce("stopping: no new connections; requests in flight have \(Self.seconds(grace)) s to finish")
     }
 
     private static func seconds(_ value: Double) -> String {

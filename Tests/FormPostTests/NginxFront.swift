@@ -69,6 +69,23 @@ final class NginxFront: Sendable {
         for port in [port, expiredPort, wrongHostPort, untrustedPort, clientCertificatePort, http1Port] { try waitUntilListening(port) }
     }
 
+    /// A whole nginx configuration for a test: one worker, its log, pid and temporary files
+    /// in `directory`, no access log, and `http` (server blocks, includes) in its `http` block.
+    static func mainConfiguration(directory: String, http: String) -> String {
+        """
+        worker_processes 1;
+        error_log \(directory)/error.log;
+        pid \(directory)/nginx.pid;
+        events { worker_connections 64; }
+        http {
+          access_log off;
+          client_body_temp_path \(directory)/body;
+          proxy_temp_path \(directory)/proxy;
+        \(http)
+        }
+        """
+    }
+
     /// Stops nginx (as it is when the front is released).
     func stop() {
         process.stop()

@@ -23,12 +23,14 @@ struct AuthorizationGate: Sendable {
             return nil
         case .deny(let status, let message):
             let answered: HTTPResponse.Status = (400..<500).contains(status.code) ? status : .forbidden
-            logger.info("\(request.method) \(request.uri.path) \(answered.code) client=\(client): upload not authorized")
-            return EarlyRefusal.response(message, status: answered, request: request, channel: context.channel)
+            let response = EarlyRefusal.response(message, status: answered, request: request, channel: context.channel)
+            RequestLogLine().log(request, answered: response, client: client, details: ["refused": "upload not authorized"], to: logger)
+            return response
         case .unavailable(let cause):
             logger.error("\(request.method) \(request.uri.path) 503 client=\(client): the upload could not be authorized: \(cause)")
             var response = EarlyRefusal.response(Self.unavailableMessage, status: .serviceUnavailable, request: request, channel: context.channel)
             response.headers[.retryAfter] = String(UploadAuthorization.retryAfterSeconds)
+            RequestLogLine().log(request, answered: response, client: client, details: ["refused": "authorization unavailable"], to: logger)
             return response
         }
     }

@@ -53,7 +53,8 @@ public struct UploadReceiver: Sendable {
 
     /// Answers one request.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
-        let started = ContinuousClock.now
+        let line = RequestLogLine()
+        let request = line.counting(request)
         let response: Response
         var received: Receipt?
         var bodyFinished = false
@@ -76,10 +77,11 @@ public struct UploadReceiver: Sendable {
             if Self.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
         }
         if request.method == .post { ReceiverMetrics.upload(.multipart, received == nil ? .failed : .completed) }
-        let elapsed = (ContinuousClock.now - started).components
-        let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         let bytes = received?.files.reduce(Int64(0)) { $0 + $1.size } ?? 0
-        logger.info("\(request.method) \(request.uri.path) \(response.status.code) files=\(received?.files.count ?? 0) fields=\(received?.fields.count ?? 0) file_bytes=\(bytes) seconds=\(milliseconds / 1000).\(String(String(1000 + milliseconds % 1000).dropFirst())) client=\(ClientAddress.logged(context))")
+        line.log(request, answered: response, client: ClientAddress.logged(context),
+                 details: ["files": .stringConvertible(received?.files.count ?? 0), "fields": .stringConvertible(received?.fields.count ?? 0),
+                           "file_bytes": .stringConvertible(bytes)],
+                 to: logger)
         return response
     }
 

@@ -144,6 +144,8 @@ public struct ResumableUploadReceiver: Sendable {
 
     /// Answers one request that ``handles(_:)``.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
+        let line = RequestLogLine()
+        let request = line.counting(request)
         let version = DraftInterop.version(of: request.headers)
         var response: Response
         do {
@@ -161,7 +163,8 @@ public struct ResumableUploadReceiver: Sendable {
             }
             response = UploadReceiver.json(ErrorBody(error: message), status: status)
         }
-        logger.info("\(request.method) \(request.uri.path) \(response.status.code) client=\(ClientAddress.logged(context))")
+        line.log(request, answered: response, client: ClientAddress.logged(context),
+                 upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)
         return response
     }
 

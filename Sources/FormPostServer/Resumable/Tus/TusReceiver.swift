@@ -140,6 +140,8 @@ public struct TusReceiver: Sendable {
 
     /// Answers one request under ``basePath``.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
+        let line = RequestLogLine()
+        let request = line.counting(request)
         var response: Response
         do {
             response = try await route(request, client: ClientAddress.of(context))
@@ -154,7 +156,8 @@ public struct TusReceiver: Sendable {
             response = Self.answer(.internalServerError, message: "The upload could not be stored.")
         }
         response.headers[.tusResumable] = Self.version
-        logger.info("\(request.method) \(request.uri.path) \(response.status.code) client=\(ClientAddress.logged(context))")
+        line.log(request, answered: response, client: ClientAddress.logged(context),
+                 upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)
         return response
     }
 
