@@ -42,8 +42,10 @@ public struct UploadServer: Sendable {
     /// checked (``uploadSigner``) and before a `100 Continue` is sent or a byte of the body
     /// is read. ``UploadAuthorization/deny(status:message:)`` is answered with its status
     /// and `{"error": message}`, ``UploadAuthorization/unavailable(cause:)`` with 503 and
-    /// `Retry-After`; either way nothing is stored. It allows or refuses an upload as it
-    /// is: it cannot change its limits or metadata. ``UploadAuthorizationHook/authorize(_:)``
+    /// `Retry-After`; either way nothing is stored. ``UploadAuthorization/allowWith(_:)``
+    /// allows it with a tighter byte limit and metadata for its events (``UploadGrant``),
+    /// which the request's ``ReceiverRequestContext/grant`` carries to the receiver.
+    /// ``UploadAuthorizationHook/authorize(_:)``
     /// asks an HTTP service, as `formpost serve --hook-url` does.
     public var authorize: (@Sendable (UploadAuthorizationRequest) async -> UploadAuthorization)?
     /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
@@ -147,7 +149,7 @@ public struct UploadServer: Sendable {
                                      to: receiver.logger)
                 return refusal
             }
-            if let authorization, let refusal = await authorization.check(request, context: context) { return refusal }
+            if let authorization, let refusal = await authorization.check(&request, context: &context) { return refusal }
             if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
                 return UploadPage.response(head: request.method == .head, resumable: resumable != nil)
             }

@@ -12,8 +12,9 @@ struct AuthorizationGate: Sendable {
     /// The message a client gets when the authorization could not be decided.
     static let unavailableMessage = "The upload cannot be authorized now: the authorization service is unavailable. Try again later."
 
-    /// Nil when `request` may go on; else the answer that refuses it.
-    func check(_ request: Request, context: ReceiverRequestContext) async -> Response? {
+    /// Nil when `request` may go on (held to what was granted, which `context` then
+    /// carries); else the answer that refuses it.
+    func check(_ request: inout Request, context: inout ReceiverRequestContext) async -> Response? {
         guard let uploadProtocol = beginning.uploadProtocol(of: request) else { return nil }
         let question = UploadAuthorizationRequest(uploadProtocol: uploadProtocol, method: request.method.rawValue, path: request.uri.path,
                                                   query: request.uri.query ?? "", headerFields: request.headers, clientAddress: context.clientAddress)
@@ -21,6 +22,13 @@ struct AuthorizationGate: Sendable {
         switch await authorize(question) {
         case .allow:
             return nil
+        case .allowWith(let grant):
+            context.grant = grant
+            guard let limit = grant.maxBytes else { return nil }
+            guard let refusal = UploadByteLimit(beginning: beginning).hold(&request, to: limit, named: .authorizedMaxBytes, setBy: "by its authorization",
+                                                                          channel: context.channel) else { return nil }
+            RequestLogLine().log(request, answered: refusal, client: client, details: ["refused": "larger than authorized"], to: logger)
+            return refusal
         case .deny(let status, let message):
             let answered: HTTPResponse.Status = (400..<500).contains(status.code) ? status : .forbidden
             let response = EarlyRefusal.response(message, status: answered, request: request, channel: context.channel)

@@ -1,12 +1,14 @@
 import HTTPTypes
 
-/// The answer of ``UploadServer/authorize`` about one request that can begin an upload.
-///
-/// It allows or refuses the upload as it is; it does not change the upload's limits or
-/// metadata.
+/// The answer of ``UploadServer/authorize`` about one request that can begin an upload:
+/// allow it as it is, allow it with a tighter limit and metadata of the application's
+/// (``UploadGrant``), or refuse it.
 public enum UploadAuthorization: Sendable, Equatable {
     /// The upload goes on to its receiver.
     case allow
+    /// The upload goes on to its receiver, held to ``UploadGrant/maxBytes`` (413 past it,
+    /// nothing stored) and carrying ``UploadGrant/metadata`` in its events.
+    case allowWith(UploadGrant)
     /// The upload is refused, unread and with nothing stored: answered `status` with the
     /// JSON body `{"error": message}`. A status outside 400–499 is answered 403.
     case deny(status: HTTPResponse.Status, message: String)

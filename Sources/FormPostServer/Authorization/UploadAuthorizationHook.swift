@@ -19,7 +19,9 @@ import NIOHTTP1
 /// (`protocol` `multipart`, `tus` or `ietf`; `query` without `?`, empty when there is
 /// none; `client` the client's address, or null; `headers` every header field of the
 /// request, names lowercased, each with its values in the order sent) — and the service
-/// answers: any 2xx allows the upload; a 4xx refuses it with that status and the message
+/// answers: any 2xx allows the upload — with a JSON body `{"maxBytes": 1048576,
+/// "metadata": {"user": "42"}}` (either key optional) it allows it with that
+/// ``UploadGrant``, and a JSON body that is no such grant counts as no answer; a 4xx refuses it with that status and the message
 /// of its JSON body's `"error"` string (else a general one); anything else, no answer
 /// within ``timeout``, or no connection is ``UploadAuthorization/unavailable(cause:)``.
 public struct UploadAuthorizationHook: Sendable {
@@ -62,7 +64,10 @@ public struct UploadAuthorizationHook: Sendable {
             let answer = try await response.body.collect(upTo: Self.maxAnswerBytes)
             switch response.status.code {
             case 200..<300:
-                return .allow
+                guard let decided = HookGrantAnswer.authorization(of: Array(answer.readableBytesView)) else {
+                    return .unavailable(cause: "the hook at \(url) answered \(response.status.code) with a JSON body that is no grant (expected {\"maxBytes\": bytes, \"metadata\": {\"key\": \"text\"}})")
+                }
+                return decided
             case 400..<500:
                 let message = (try? JSONDecoder().decode(ErrorBody.self, from: Data(answer.readableBytesView)))?.error
                 return .deny(status: HTTPResponse.Status(code: Int(response.status.code)), message: message ?? "The upload was not authorized.")

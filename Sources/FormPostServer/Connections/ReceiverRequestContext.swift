@@ -14,6 +14,10 @@ public struct ReceiverRequestContext: RequestContext {
     /// client and log it: the connection's peer, or the client a trusted proxy forwarded
     /// (``TrustedProxies/client(of:peer:)``, which ``UploadServer`` applies).
     public var clientAddress: SocketAddress?
+    /// What ``UploadServer/authorize`` granted the upload this request begins
+    /// (``UploadAuthorization/allowWith(_:)``), or nil: the receivers keep its metadata
+    /// with the upload and put it in the upload's events.
+    public var grant: UploadGrant?
 
     /// Creates the context of a request on `source`'s connection.
     public init(source: ApplicationRequestContextSource) {

@@ -11,6 +11,8 @@ enum ReceiverLimit: String, Sendable {
     case maxHeaderBytes
     /// The limit a signed upload URL sets (``UploadURLSigner``).
     case signedMaxBytes = "X-FormPost-Max-Bytes"
+    /// The limit an authorization sets (``UploadGrant/maxBytes``).
+    case authorizedMaxBytes = "maxBytes (of the upload's authorization)"
 
     /// The receiver's bound that the parser's `limit` enforces for it.
     init(_ limit: MultipartLimit) {

@@ -23,14 +23,18 @@ public struct UploadEvent: Codable, Equatable, Sendable {
         public let client: String?
         /// What was stored: the receipt the client was answered.
         public let receipt: Receipt
+        /// The metadata the upload's authorization granted (``UploadGrant/metadata``), or
+        /// nil when it granted none (absent from the JSON then).
+        public let metadata: [String: String]?
 
         /// Creates the description of an upload.
-        public init(protocol: UploadProtocol, method: String, path: String, client: String?, receipt: Receipt) {
+        public init(protocol: UploadProtocol, method: String, path: String, client: String?, receipt: Receipt, metadata: [String: String]? = nil) {
             self.protocol = `protocol`
             self.method = method
             self.path = path
             self.client = client
             self.receipt = receipt
+            self.metadata = metadata
         }
     }
 

@@ -59,7 +59,8 @@ public struct UploadReceiver: Sendable {
         var received: Receipt?
         var bodyFinished = false
         do {
-            let (receipt, bodyLeft) = try await receive(request, client: ClientAddress.address(of: context)?.ipAddress, bodyFinished: &bodyFinished)
+            let (receipt, bodyLeft) = try await receive(request, client: ClientAddress.address(of: context)?.ipAddress,
+                                                          metadata: UploadGrant.metadata(in: context), bodyFinished: &bodyFinished)
             received = receipt
             response = Self.json(receipt, status: .ok, ending: bodyLeft ? (context as? ReceiverRequestContext)?.channel : nil)
         } catch {
@@ -96,13 +97,13 @@ public struct UploadReceiver: Sendable {
     /// Reads the form; returns its receipt, and whether the client may still be sending
     /// (bytes after the closing delimiter, which are not read). `bodyFinished` tells, also
     /// when it throws, whether the body was read to its end.
-    private func receive(_ request: Request, client: String?, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
+    private func receive(_ request: Request, client: String?, metadata: [String: String]?, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
         guard request.method == .post else { throw ReceiverFailure.methodNotAllowed("\(request.method) is not allowed: send POST") }
         var record: (@Sendable (Receipt) async throws -> Void)?
         if let outbox = configuration.events {
             let method = request.method.rawValue, path = request.uri.path
             record = { receipt in
-                let upload = UploadEvent.Upload(protocol: .multipart, method: method, path: path, client: client, receipt: receipt)
+                let upload = UploadEvent.Upload(protocol: .multipart, method: method, path: path, client: client, receipt: receipt, metadata: metadata)
                 try await outbox.record(UploadEvent.postFinish, upload: upload)
             }
         }

@@ -30,9 +30,6 @@ struct SignatureGate: Sendable {
     /// Which requests can begin an upload: those must be signed.
     let beginning: UploadBeginning
 
-    var tusBasePath: String? { beginning.tusBasePath }
-    var resumableBasePath: String? { beginning.resumableBasePath }
-
     /// Whether `request` must be signed.
     func requiresSignature(_ request: Request) -> Bool {
         beginning.uploadProtocol(of: request) != nil
@@ -51,29 +48,8 @@ struct SignatureGate: Sendable {
             return response
         }
         guard let limit = grant.maxBytes else { return nil }
-        let tooLarge = "The upload exceeds the limit of \(limit) bytes its signed URL sets (\(UploadURLSigner.maxBytesParameter))."
-        if let length = request.headers[.contentLength].flatMap(Int64.init), length > limit {
-            return refusal(tooLarge, status: .contentTooLarge, request: request, channel: channel)
-        }
-        if let tusBasePath, request.uri.path == tusBasePath {
-            if let length = request.headers[.uploadLength].flatMap(Int64.init), length > limit {
-                return refusal(tooLarge, status: .contentTooLarge, request: request, channel: channel)
-            }
-            return nil  // tus refuses a creation without Upload-Length itself.
-        }
-        if resumableBasePath != nil, DraftInterop.asksForResumableUpload(request.headers) {
-            let completes = DraftInterop.completes(request.headers, version: DraftInterop.version(of: request.headers)) == true
-            let declared = StructuredField.integer(request.headers[.uploadLength]) ?? (completes ? request.headers[.contentLength].flatMap(Int64.init) : nil)
-            guard let declared else {
-                return refusal("The signed URL limits the upload to \(limit) bytes: declare its length (Upload-Length) when creating it.",
-                               status: .lengthRequired, request: request, channel: channel)
-            }
-            return declared > limit ? refusal(tooLarge, status: .contentTooLarge, request: request, channel: channel) : nil
-        }
-        request.body = RequestBody(asyncSequence: WatchedBody(base: request.body) { _, total in
-            guard total <= limit else { throw ReceiverFailure.limitExceeded(.signedMaxBytes, value: limit) }
-        })
-        return nil
+        return UploadByteLimit(beginning: beginning).hold(&request, to: limit, named: .signedMaxBytes,
+                                                          setBy: "by its signed URL (\(UploadURLSigner.maxBytesParameter))", channel: channel)
     }
 
     private func refusal(_ message: String, status: HTTPResponse.Status, request: Request, channel: (any Channel)?) -> Response {

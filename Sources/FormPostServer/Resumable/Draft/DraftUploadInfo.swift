@@ -35,15 +35,18 @@ struct DraftUploadInfo: Codable {
     /// The address of the client that created it (``ClientAddress``), nil when unknown:
     /// uploads in progress are counted per client address.
     var client: String?
+    /// The metadata the upload's authorization granted (``UploadGrant/metadata``), for its
+    /// events; nil when none was.
+    var granted: [String: String]?
 
     /// The ``UploadEvent/id`` of a form's `post-finish` event, saved with ``storingParts``
     /// so that a completion taken up again records the same event.
     var event: String?
 
     /// The upload as its `post-finish` event tells it, once stored as `receipt`: the
-    /// creation's method and path, from its ``client``.
+    /// creation's method and path, from its ``client``, with the metadata its authorization ``granted``.
     func event(receipt: Receipt) -> UploadEvent.Upload {
-        UploadEvent.Upload(protocol: .ietf, method: method, path: path, client: client, receipt: receipt)
+        UploadEvent.Upload(protocol: .ietf, method: method, path: path, client: client, receipt: receipt, metadata: granted)
     }
 
     /// Whether the representation is a form, which the receiver parses.

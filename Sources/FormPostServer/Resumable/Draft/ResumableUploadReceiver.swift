@@ -149,7 +149,8 @@ public struct ResumableUploadReceiver: Sendable {
         let version = DraftInterop.version(of: request.headers)
         var response: Response
         do {
-            response = try await route(request, channel: (context as? ReceiverRequestContext)?.channel, client: ClientAddress.of(context), version: version)
+            response = try await route(request, channel: (context as? ReceiverRequestContext)?.channel, client: ClientAddress.of(context),
+                                       granted: UploadGrant.metadata(in: context), version: version)
         } catch let failure as DraftFailure {
             response = failure.response
             if let complete = failure.complete { DraftInterop.mark(&response.headers, complete: complete, version: version) }
@@ -168,13 +169,13 @@ public struct ResumableUploadReceiver: Sendable {
         return response
     }
 
-    private func route(_ request: Request, channel: (any Channel)?, client: String?, version: Int?) async throws -> Response {
+    private func route(_ request: Request, channel: (any Channel)?, client: String?, granted: [String: String]?, version: Int?) async throws -> Response {
         let path = request.uri.path
         guard path == basePath || path.hasPrefix(basePath + "/") else {
             if request.method == .options, !DraftInterop.asksForResumableUpload(request.headers) {
                 return Response(status: .noContent, headers: [.allow: "POST, PUT, OPTIONS", .uploadLimit: limits(contentType: nil, info: nil).fieldValue(interopVersion: version)])
             }
-            return try await create(request, channel: channel, client: client, version: version)
+            return try await create(request, channel: channel, client: client, granted: granted, version: version)
         }
         let id = path.dropFirst(basePath.count).drop { $0 == "/" }
         guard UploadStore.isValidID(id) else { throw DraftFailure(.notFound, "no such upload") }
@@ -196,7 +197,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// A request to a target that asks for a resumable upload: the upload resource is
     /// created for `client` (its address) if `UploadAdmission` takes it (and announced at
     /// once in a 104), then the request's content appended.
-    private func create(_ request: Request, channel: (any Channel)?, client: String?, version: Int?) async throws -> Response {
+    private func create(_ request: Request, channel: (any Channel)?, client: String?, granted: [String: String]?, version: Int?) async throws -> Response {
         guard request.method == .post || request.method == .put else {
             throw DraftFailure(.methodNotAllowed, "a resumable upload is created with POST or PUT")
         }
@@ -212,6 +213,7 @@ public struct ResumableUploadReceiver: Sendable {
         var info = DraftUploadInfo(created: Date().timeIntervalSince1970, length: length, method: request.method.rawValue, path: request.uri.path,
                                    contentType: contentType, contentDisposition: request.headers[.contentDisposition])
         info.client = client
+        info.granted = granted
         let (store, receiver, created) = (self.store, self, info)
         let (id, token) = try await threadPool.runIfActive {
             do {

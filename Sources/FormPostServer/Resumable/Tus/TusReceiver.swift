@@ -144,7 +144,7 @@ public struct TusReceiver: Sendable {
         let request = line.counting(request)
         var response: Response
         do {
-            response = try await route(request, client: ClientAddress.of(context))
+            response = try await route(request, client: ClientAddress.of(context), granted: UploadGrant.metadata(in: context))
         } catch let failure as TusFailure {
             response = Self.answer(failure.status, message: failure.message)
             if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
@@ -161,7 +161,7 @@ public struct TusReceiver: Sendable {
         return response
     }
 
-    private func route(_ request: Request, client: String?) async throws -> Response {
+    private func route(_ request: Request, client: String?, granted: [String: String]?) async throws -> Response {
         let method = try Self.method(of: request)
         if method == .options {
             return Response(status: .noContent, headers: [
@@ -177,7 +177,7 @@ public struct TusReceiver: Sendable {
         let rest = request.uri.path.dropFirst(basePath.count).drop { $0 == "/" }
         if rest.isEmpty {
             guard method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
-            return try await create(request, client: client)
+            return try await create(request, client: client, granted: granted)
         }
         guard UploadStore.isValidID(rest) else { throw TusFailure(.notFound, "no such upload") }
         let id = String(rest)
@@ -192,8 +192,9 @@ public struct TusReceiver: Sendable {
 
     // MARK: - Requests
 
-    /// `POST`: creates an upload for `client` (its address), if `UploadAdmission` takes it.
-    private func create(_ request: Request, client: String?) async throws -> Response {
+    /// `POST`: creates an upload for `client` (its address), with the metadata its
+    /// authorization `granted`, if `UploadAdmission` takes it.
+    private func create(_ request: Request, client: String?, granted: [String: String]?) async throws -> Response {
         guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length >= 0 else {
             throw TusFailure(.badRequest, "Upload-Length is missing or not a size (deferred lengths are not supported)")
         }
@@ -202,7 +203,7 @@ public struct TusReceiver: Sendable {
         if let metadata, !Self.isValidMetadata(metadata) {
             throw TusFailure(.badRequest, "Upload-Metadata is not a list of distinct keys and base64 values")
         }
-        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client)
+        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted)
         let (store, receiver) = (self.store, self)
         let (id, token) = try await threadPool.runIfActive {
             do {

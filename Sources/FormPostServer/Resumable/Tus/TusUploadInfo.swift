@@ -30,6 +30,9 @@ struct TusUploadInfo: Codable, Equatable {
     /// The address of the client that created it (``ClientAddress``), nil when unknown:
     /// uploads in progress are counted per client address.
     var client: String?
+    /// The metadata the upload's authorization granted (``UploadGrant/metadata``), for its
+    /// events; nil when none was.
+    var granted: [String: String]?
 
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).
     var metadataValues: [String: String] { TusMetadata.decode(metadata ?? "") }
@@ -45,8 +48,10 @@ struct TusUploadInfo: Codable, Equatable {
     }
 
     /// The upload as its `post-finish` event tells it, once stored: created by `POST` on
-    /// `basePath`, from its ``client``, its receipt the stored ``file``.
+    /// `basePath`, from its ``client``, its receipt the stored ``file``, with the metadata
+    /// its authorization ``granted``.
     func event(basePath: String) -> UploadEvent.Upload {
-        UploadEvent.Upload(protocol: .tus, method: "POST", path: basePath, client: client, receipt: Receipt(files: file.map { [$0] } ?? []))
+        UploadEvent.Upload(protocol: .tus, method: "POST", path: basePath, client: client, receipt: Receipt(files: file.map { [$0] } ?? []),
+                           metadata: granted)
     }
 }

@@ -1,0 +1,45 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ResumableHTTP
+
+/// Holds a request that begins an upload to a byte limit known before its body is read —
+/// a signed URL's (``UploadURLSigner``) or an authorization's (``UploadGrant/maxBytes``): a
+/// declared length over it is answered 413 at once; a multipart body is cut off with 413
+/// at the first byte past it (nothing is stored); a resumable creation must declare its
+/// length (tus `Upload-Length`; the draft's `Upload-Length`, or `Upload-Complete: ?1` with
+/// `Content-Length`), which its receiver then holds the upload to.
+struct UploadByteLimit: Sendable {
+    /// Which requests begin an upload, and by which protocol.
+    let beginning: UploadBeginning
+
+    /// Nil when `request` may go on (its body then limited to `limit` bytes), else the
+    /// answer that refuses it. `limitName` names the limit in the failure a body past it
+    /// ends with; `setBy` says in the answer what sets it ("by its signed URL").
+    func hold(_ request: inout Request, to limit: Int64, named limitName: ReceiverLimit, setBy: String, channel: (any Channel)?) -> Response? {
+        let tooLarge = "The upload exceeds the limit of \(limit) bytes set \(setBy)."
+        if let length = request.headers[.contentLength].flatMap(Int64.init), length > limit {
+            return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request, channel: channel)
+        }
+        switch beginning.uploadProtocol(of: request) {
+        case .tus:
+            if let length = request.headers[.uploadLength].flatMap(Int64.init), length > limit {
+                return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request, channel: channel)
+            }
+            return nil  // tus refuses a creation without Upload-Length itself.
+        case .ietf:
+            let completes = DraftInterop.completes(request.headers, version: DraftInterop.version(of: request.headers)) == true
+            let declared = StructuredField.integer(request.headers[.uploadLength]) ?? (completes ? request.headers[.contentLength].flatMap(Int64.init) : nil)
+            guard let declared else {
+                return EarlyRefusal.response("The upload is limited to \(limit) bytes, set \(setBy): declare its length (Upload-Length) when creating it.",
+                                             status: .lengthRequired, request: request, channel: channel)
+            }
+            return declared > limit ? EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request, channel: channel) : nil
+        case .multipart, nil:
+            request.body = RequestBody(asyncSequence: WatchedBody(base: request.body) { _, total in
+                guard total <= limit else { throw ReceiverFailure.limitExceeded(limitName, value: limit) }
+            })
+            return nil
+        }
+    }
+}
