@@ -71,6 +71,30 @@ struct GracefulStopTests {
         #expect(String(decoding: server.stderr, as: UTF8.self).contains("formpost: stopping: no new connections; requests in flight have 120 s to finish"))
     }
 
+    @Test("SIGTERM during a multipart upload longer than the grace: the server closes it after the grace and exits 0, and leaves no byte of it behind",
+          .timeLimit(.minutes(3)))
+    func cutFormLeavesNothing() async throws {
+        let directory = try SampleDirectory()
+        let uploads = directory.path + "/uploads"
+        let file = try directory.file("long.bin", size: 24 << 20, seed: 6)
+        let (client, stopped, stopSeconds, storedAtTerm) = try await offPool { () -> (ChildProcess.Finished, ChildProcess.Finished, Double, Int64) in
+            let (server, port) = try Self.serve(directory: uploads, grace: 1)
+            // About 24 s at 1 MiB/s: far longer than the grace.
+            let upload = try ChildProcess("curl", ["-s", "--limit-rate", "1M", "-F", "f=@" + file, "http://127.0.0.1:\(port)/upload"])
+            guard Self.waitForBytes(under: uploads, moreThan: 2 << 20) else { throw Subprocess.Failure(description: "the upload stored nothing in 60 s") }
+            let storedAtTerm = Self.bytes(under: uploads)
+            let signalled = Date()
+            kill(server.pid, SIGTERM)
+            let stopped = try server.finish(timeout: 60)
+            return (try upload.finish(), stopped, Date().timeIntervalSince(signalled), storedAtTerm)
+        }
+        #expect(stopped.status == 0, "formpost serve exited \(stopped.status): \(String(decoding: stopped.stderr, as: UTF8.self))")
+        #expect(client.status != 0, "the upload completed: \(String(decoding: client.stdout, as: UTF8.self))")
+        #expect(storedAtTerm > 2 << 20)
+        #expect(Self.bytes(under: uploads) == 0, "left: \((try? FileManager.default.subpathsOfDirectory(atPath: uploads)) ?? [])")
+        print("SIGTERM with \(storedAtTerm) bytes of a form received, --shutdown-grace 1: the server exited after \(String(format: "%.2f", stopSeconds)) s")
+    }
+
     @Test("SIGTERM during a tus upload longer than the grace: the server closes it after the grace and exits 0; started again on the directory, the upload goes on from what was stored and the file arrives intact, stored once",
           .timeLimit(.minutes(4)))
     func cutResumableUploadGoesOn() async throws {
