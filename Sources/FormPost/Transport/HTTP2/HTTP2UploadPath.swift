@@ -103,6 +103,9 @@ final class HTTP2UploadPath: Sendable {
             negotiated.fail(error)
             answer.fail(error)
             if Task.isCancelled { throw CancellationError() }
+            // The handshake's timer closed the connection before it was handed over: what
+            // the connect then fails with ("I/O on closed channel") is the timeout's doing.
+            if handshakeTimedOut.withLockedValue({ $0 }) { throw UploadError.timedOut("connecting to \(origin.host) took too long") }
             throw AsyncHTTPClientTransport.translate(error, url: request.url)
         }
         let deadlineClose = loop.scheduleTask(deadline: deadline) {
