@@ -106,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
     var metrics = false
     @Option(name: .customLong("store"),
-            help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). Resumable uploads are then off.")
+            help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). tus uploads are kept in the bucket too (under PREFIX.tus/), so that every receiver on it can continue them; the store must honour conditional writes. IETF-draft uploads are then off.")
     var store: String?
     @Option(name: .customLong("s3-endpoint"), help: "The object store's address (scheme, host, port), for a store other than Amazon S3: http://127.0.0.1:9000.")
     var s3Endpoint: String?
@@ -114,6 +114,9 @@ struct ServeCommand: AsyncParsableCommand {
     var s3Region: String?
     @Flag(name: .customLong("s3-path-style"), help: "Address the bucket in the path (endpoint/bucket/key), as most self-hosted stores need, not in the host name.")
     var s3PathStyle = false
+    @Option(name: .customLong("s3-lease"),
+            help: "Seconds a receiver's lease on a tus upload in the bucket lasts unless renewed (appends renew it): how long an upload waits, answering 423, after the receiver appending to it died.")
+    var s3Lease: Double = 30
 
     /// The exit status when the object store of `--store` refuses its bucket or credentials,
     /// or cannot be reached, at start (sysexits' `EX_UNAVAILABLE`).
@@ -197,6 +200,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let store {
             do {
                 objectStorage = try ObjectStorage.fromEnvironment(uri: store, endpoint: s3Endpoint, region: s3Region, pathStyle: s3PathStyle)
+                guard s3Lease >= 1, s3Lease <= 3600 else { throw UsageError("--s3-lease \(s3Lease): expected seconds between 1 and 3600") }
+                objectStorage?.leaseDuration = .milliseconds(Int64(s3Lease * 1000))
             } catch {
                 throw fail(UsageError("--store \(store): \(error)"))
             }
@@ -222,6 +227,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let objectStorage {
             do {
                 try await objectStorage.check()
+                if !noTus { try await objectStorage.checkConditionalWrites() }
             } catch {
                 Descriptor.standardError.print("formpost: --store \(store ?? ""): \(error)\n")
                 throw ExitCode(Self.objectStoreUnavailableStatus)
@@ -251,9 +257,10 @@ struct ServeCommand: AsyncParsableCommand {
         var tus: TusReceiver?
         var resumable: ResumableUploadReceiver?
         do {
-            // Resumable uploads are kept on the local disk only: with object storage they
-            // would not be continued by another receiver, so they are off.
-            let noTus = self.noTus || objectStorage != nil, noResumable = self.noResumable || objectStorage != nil
+            // IETF-draft uploads are kept on the local disk only: with object storage they
+            // would not be continued by another receiver, so they are off; tus uploads live
+            // in the bucket.
+            let noResumable = self.noResumable || objectStorage != nil
             tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
             resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
         } catch let error as ReceiverSetupError {

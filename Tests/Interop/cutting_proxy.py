@@ -1,8 +1,10 @@
 """A TCP proxy that cuts uploads, for the resumable-upload tests; standard library alone.
 
-    python3 cutting_proxy.py PORT TARGET_PORT CUT_AFTER CUTS LOG
+    python3 cutting_proxy.py PORT TARGET_PORT[,TARGET_PORT...] CUT_AFTER CUTS LOG
 
-Forwards every connection to 127.0.0.1:TARGET_PORT. The first CUTS connections that carry
+Forwards every connection to 127.0.0.1:TARGET_PORT; with several, to each in turn (a load
+balancer that is not sticky), skipping one that refuses the connection (a receiver that
+died). The first CUTS connections that carry
 more than CUT_AFTER bytes from the client are closed (both ways, at once) once they have
 carried CUT_AFTER: the request is cut in the middle of its body. Each cut appends a line
 `cut after N bytes` to LOG.
@@ -10,8 +12,23 @@ carried CUT_AFTER: the request is cut in the middle of its body. Each cut append
 import asyncio
 import sys
 
-PORT, TARGET, CUT_AFTER, CUTS, LOG = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+PORT, CUT_AFTER, CUTS, LOG = int(sys.argv[1]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+TARGETS = [int(port) for port in sys.argv[2].split(",")]
 cuts_left = CUTS
+next_target = 0
+
+
+async def connect():
+    """A connection to the next target in turn that takes it."""
+    global next_target
+    for _ in range(len(TARGETS)):
+        port = TARGETS[next_target % len(TARGETS)]
+        next_target += 1
+        try:
+            return await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            continue
+    raise ConnectionRefusedError("no target takes connections")
 
 
 async def upstream(reader, writer, cut):
@@ -45,7 +62,11 @@ async def downstream(reader, writer):
 
 
 async def handle(client_reader, client_writer):
-    server_reader, server_writer = await asyncio.open_connection("127.0.0.1", TARGET)
+    try:
+        server_reader, server_writer = await connect()
+    except OSError:
+        client_writer.transport.abort()
+        return
     up = asyncio.ensure_future(upstream(client_reader, server_writer, True))
     down = asyncio.ensure_future(downstream(server_reader, client_writer))
     done, _ = await asyncio.wait({up, down}, return_when=asyncio.FIRST_COMPLETED)

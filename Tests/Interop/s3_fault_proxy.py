@@ -4,7 +4,9 @@ is busy or refuses would (Python 3 standard library only):
   s3_fault_proxy.py PORT UPSTREAM_PORT STATUS COUNT
 answers STATUS (with S3's XML error body) to the first COUNT part uploads (PUT with
 `partNumber` in the query), and forwards every other request, bytes unchanged, to
-127.0.0.1:UPSTREAM_PORT. Prints one line per request on standard output:
+127.0.0.1:UPSTREAM_PORT. With STATUS 0 it instead answers 200 to every PUT that carries
+`If-None-Match` or `If-Match`, without forwarding it: a store that ignores conditional
+writes (it would write over whatever is there). Prints one line per request on standard output:
 `METHOD PATH?QUERY -> STATUS` (flushed), so that a test can count attempts."""
 import http.client
 import http.server
@@ -27,7 +29,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         fail = False
-        if self.command == "PUT" and "partNumber=" in self.path:
+        if STATUS == 0 and self.command == "PUT" and ("If-None-Match" in self.headers or "If-Match" in self.headers):
+            self.send_response(200)
+            self.send_header("ETag", "\"ignored-condition\"")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            print(f"{self.command} {self.path} -> 200 (condition ignored)", flush=True)
+            return
+        if STATUS != 0 and self.command == "PUT" and "partNumber=" in self.path:
             with lock:
                 if left[0] > 0:
                     left[0] -= 1

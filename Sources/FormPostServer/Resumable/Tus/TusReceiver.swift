@@ -51,6 +51,13 @@ import ResumableHTTP
 /// for `idleUploadExpiry` is removed (404 from then on): one created and left empty, or
 /// fed a byte now and then, does not hold its place for a day. The states of complete uploads are kept, at
 /// most `maxUploadsInProgress` (`UploadAdmission`).
+///
+/// With ``ReceiverConfiguration/objectStorage``, uploads are kept in the bucket instead, so
+/// that every receiver on it can continue every upload: each a multipart upload of its
+/// object, its state and tail beside it, and a lease (423 while another receiver holds it)
+/// around every request that changes it (see "Storing files in object storage"). The
+/// limits of uploads in progress are not counted there, and expired uploads are removed
+/// when asked for.
 public struct TusReceiver: Sendable {
     /// The path uploads are created at; each lives at `basePath/ID`.
     public let basePath: String
@@ -68,8 +75,10 @@ public struct TusReceiver: Sendable {
     let digests = RunningDigests()
     let unverified = UnverifiedAppends()
     let retries = CompletionRetries()
+    /// Where uploads are kept when the configuration names object storage, else nil (the disk).
+    let objects: TusObjectStore?
     let logger: Logger
-    private let lifetime: UploadExpiry
+    let lifetime: UploadExpiry
     private let admission: UploadAdmission
     private let threadPool: NIOThreadPool
 
@@ -115,6 +124,10 @@ public struct TusReceiver: Sendable {
         self.maxUploadsInProgress = configuration.maxUploadsInProgress
         self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
+        objects = configuration.objectStorage.map { storage in
+            TusObjectStore(client: S3Client(storage: storage), partSize: ObjectStorage.partSize(maxFileSize: configuration.maxFileSize),
+                           leaseSeconds: Double(storage.leaseDuration.components.seconds), events: configuration.events)
+        }
         var store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
                                     fileMode: configuration.storedFileMode, events: configuration.events)
         store.completionFault = completionFault
@@ -181,6 +194,15 @@ public struct TusReceiver: Sendable {
         }
         guard UploadStore.isValidID(rest) else { throw TusFailure(.notFound, "no such upload") }
         let id = String(rest)
+        if let objects {
+            switch method {
+            case .head: return try await headObject(id, in: objects)
+            case .get: return try await stateObject(id, in: objects)
+            case .patch: return try await append(request, id: id)
+            case .delete: return try await deleteObject(id, in: objects)
+            default: throw TusFailure(.methodNotAllowed, "an upload answers HEAD, GET, PATCH and DELETE")
+            }
+        }
         switch method {
         case .head: return try await head(id)
         case .get: return try await state(id)
@@ -204,6 +226,7 @@ public struct TusReceiver: Sendable {
             throw TusFailure(.badRequest, "Upload-Metadata is not a list of distinct keys and base64 values")
         }
         let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted)
+        if let objects { return try await createObject(info, in: objects) }
         let (store, receiver) = (self.store, self)
         let (id, token) = try await threadPool.runIfActive {
             do {
@@ -275,6 +298,7 @@ public struct TusReceiver: Sendable {
             throw TusFailure(.badRequest, "Upload-Offset is missing")
         }
         let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
+        if let objects { return try await appendObject(request, id: id, claimed: claimed, expected: expected, in: objects) }
         guard let token = locks.acquire(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
         defer { locks.release(id, token: token) }
         let (loaded, offset) = try await current(id, held: true)

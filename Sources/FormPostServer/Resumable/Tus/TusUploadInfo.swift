@@ -37,13 +37,14 @@ struct TusUploadInfo: Codable, Equatable {
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).
     var metadataValues: [String: String] { TusMetadata.decode(metadata ?? "") }
 
-    /// This upload, `id`, stored as `completion` says: its ``file`` as a `Receipt` names it.
-    func completed(id: String, as completion: UploadCompletion) -> TusUploadInfo {
+    /// This upload, `id`, stored as `completion` says (in `bucket`, for object storage):
+    /// its ``file`` as a `Receipt` names it.
+    func completed(id: String, as completion: UploadCompletion, bucket: String? = nil) -> TusUploadInfo {
         let values = metadataValues
         var done = self
         done.completing = nil
         done.file = Receipt.File(name: "file", filename: values["filename"] ?? values["name"] ?? id, contentType: values["filetype"] ?? values["type"],
-                                 size: length, sha256: completion.sha256, storedAs: completion.storedAs)
+                                 size: length, sha256: completion.sha256, storedAs: completion.storedAs, bucket: bucket)
         return done
     }
 

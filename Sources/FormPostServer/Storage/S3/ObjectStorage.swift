@@ -35,6 +35,10 @@ public struct ObjectStorage: Sendable {
     public var sessionToken: String?
     /// The HTTP client requests go through.
     public var client: HTTPClient
+    /// How long a receiver's lease on a resumable upload lasts unless renewed (an append
+    /// renews it while it runs): how long the upload waits, answering 423, when the receiver
+    /// holding it died. 30 seconds by default.
+    public var leaseDuration: Duration = .seconds(30)
 
     /// Storage in `bucket` under `prefix` (a `/` is added to a prefix without one) at
     /// `endpoint`, with the given credentials.
@@ -122,5 +126,33 @@ public struct ObjectStorage: Sendable {
         let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
         _ = try await client.send(.PUT, key: probe, body: .init(string: "probe"), what: "writing a probe object", attempts: 2, timeout: .seconds(15))
         _ = try await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
+    }
+
+    /// Checks that the store honours conditional writes, on which resumable uploads rely
+    /// (``TusReceiver`` on object storage: its leases and states): a probe object written
+    /// with `If-None-Match: *` twice must be refused the second time (412). A store that
+    /// ignores the condition would let two receivers append to one upload at once, so it
+    /// is refused here, at start, rather than left unlocked.
+    ///
+    /// - Throws: ``ObjectStorageError/refused(what:status:code:message:)`` naming the store's
+    ///   answer, or saying that it ignored the condition.
+    public func checkConditionalWrites() async throws {
+        let client = S3Client(storage: self)
+        let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
+        let what = "writing a probe object with If-None-Match: *"
+        _ = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "probe"), what: what, attempts: 2,
+                                  timeout: .seconds(15))
+        let refusedAgain: Bool
+        do {
+            _ = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "again"), what: what, attempts: 1,
+                                      timeout: .seconds(15))
+            refusedAgain = false
+        } catch ObjectStorageError.refused(_, let status, _, _) where status == 412 || status == 409 {
+            refusedAgain = true
+        }
+        _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
+        guard !refusedAgain else { return }
+        throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
+                                         message: "the store wrote over an existing object: it does not support conditional writes, which resumable uploads need")
     }
 }

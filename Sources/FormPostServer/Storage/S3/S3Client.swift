@@ -12,11 +12,16 @@ import NIOHTTP1
 /// signed (Signature Version 4 over the body's SHA-256), sent, and sent again with backoff
 /// while the store answers as if busy (``ObjectStorageError/isTransient``).
 struct S3Client: Sendable {
-    /// An answer of the store: its status, fields and (at most 1 MiB of) body.
+    /// An answer of the store: its status, fields and (at most the bytes asked for of) body.
     struct Answer: Sendable {
         let status: Int
         let headers: HTTPHeaders
-        let body: String
+        let bytes: ByteBuffer
+
+        /// The body as text (the store's XML).
+        var body: String { String(buffer: bytes) }
+        /// The object's `ETag`, as the store answered it.
+        var etag: String? { headers.first(name: "etag") }
     }
 
     let storage: ObjectStorage
@@ -55,7 +60,8 @@ struct S3Client: Sendable {
     /// - Throws: ``ObjectStorageError/refused(what:status:code:message:)`` for any other
     ///   answer (after the retries a transient one gets), ``ObjectStorageError/unreachable(what:detail:)``.
     func send(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field] = [], fields: [SignatureV4.Field] = [],
-              body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount = .minutes(5)) async throws -> Answer {
+              body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount = .minutes(5),
+              maxAnswerBytes: Int = 1 << 20) async throws -> Answer {
         let payloadHash = SignatureV4.hex(body.map { buffer in
             var hasher = SHA256Hasher()
             buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
@@ -66,7 +72,7 @@ struct S3Client: Sendable {
         while true {
             do {
                 return try await sendOnce(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, what: what,
-                                          timeout: timeout)
+                                          timeout: timeout, maxAnswerBytes: maxAnswerBytes)
             } catch let error as ObjectStorageError where error.isTransient && attempt < attempts {
                 try await Task.sleep(for: delay)
                 delay *= 2
@@ -76,7 +82,27 @@ struct S3Client: Sendable {
     }
 
     private func sendOnce(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field], fields: [SignatureV4.Field], body: ByteBuffer?,
-                          payloadHash: String, what: String, timeout: TimeAmount) async throws -> Answer {
+                          payloadHash: String, what: String, timeout: TimeAmount, maxAnswerBytes: Int) async throws -> Answer {
+        let request = prepared(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash)
+        let response: HTTPClientResponse
+        let bytes: ByteBuffer
+        do {
+            response = try await storage.client.execute(request, timeout: timeout)
+            bytes = try await response.body.collect(upTo: maxAnswerBytes)
+        } catch {
+            throw ObjectStorageError.unreachable(what: what, detail: String(describing: error))
+        }
+        let status = Int(response.status.code)
+        guard (200..<300).contains(status) else {
+            let text = String(buffer: bytes)
+            throw ObjectStorageError.refused(what: what, status: status, code: S3XML.text(of: "Code", in: text), message: S3XML.text(of: "Message", in: text))
+        }
+        return Answer(status: status, headers: response.headers, bytes: bytes)
+    }
+
+    /// `method` to `key` with `query`, `fields` and `body`, addressed and signed now.
+    private func prepared(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field], fields: [SignatureV4.Field], body: ByteBuffer?,
+                          payloadHash: String) -> HTTPClientRequest {
         let path = encodedPath(key: key)
         let time = SigningTime(secondsSince1970: Int64(Date().timeIntervalSince1970))
         let signed = signer.fields(method: method.rawValue, host: authority, encodedPath: path, query: query, fields: fields,
@@ -87,18 +113,33 @@ struct S3Client: Sendable {
         request.headers.add(name: "host", value: authority)
         for field in fields + signed { request.headers.add(name: field.name, value: field.value) }
         if let body { request.body = .bytes(body) }
+        return request
+    }
+
+    /// Reads the object `key` from its beginning, handing each buffer to `each` as it
+    /// arrives (the object is never held whole), for `what` (said in errors); not retried.
+    ///
+    /// - Throws: ``ObjectStorageError`` as ``send(_:key:query:fields:body:what:attempts:timeout:maxAnswerBytes:)``,
+    ///   or what `each` throws.
+    func read(_ key: String, what: String, timeout: TimeAmount = .minutes(30), each: (ByteBuffer) throws -> Void) async throws {
+        let request = prepared(.GET, key: key, query: [], fields: [], body: nil, payloadHash: SignatureV4.hex(SHA256Hasher.digest(of: [])))
         let response: HTTPClientResponse
-        let text: String
         do {
             response = try await storage.client.execute(request, timeout: timeout)
-            text = String(buffer: try await response.body.collect(upTo: 1 << 20))
         } catch {
             throw ObjectStorageError.unreachable(what: what, detail: String(describing: error))
         }
-        let status = Int(response.status.code)
-        guard (200..<300).contains(status) else {
-            throw ObjectStorageError.refused(what: what, status: status, code: S3XML.text(of: "Code", in: text), message: S3XML.text(of: "Message", in: text))
+        guard response.status.code == 200 else {
+            let text = String(buffer: (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer())
+            throw ObjectStorageError.refused(what: what, status: Int(response.status.code), code: S3XML.text(of: "Code", in: text),
+                                             message: S3XML.text(of: "Message", in: text))
         }
-        return Answer(status: status, headers: response.headers, body: text)
+        do {
+            for try await buffer in response.body { try each(buffer) }
+        } catch let error as ObjectStorageError {
+            throw error
+        } catch {
+            throw ObjectStorageError.unreachable(what: what, detail: String(describing: error))
+        }
     }
 }

@@ -1,0 +1,35 @@
+/// What is kept in object storage of a tus upload besides its bytes (`PREFIX.tus/ID.info`):
+/// what every tus upload keeps (``TusUploadInfo``), the key its object will have, and
+/// where its bytes are — the parts of its S3 multipart upload, each one part size, and the
+/// bytes past them (fewer than a part: S3 takes no part under 5 MiB but the last) in a tail
+/// object of their own. Its ``offset`` counts only what these name: bytes an append sent in
+/// a part that no saved state names yet do not count, and are sent again.
+struct TusObjectState: Codable, Equatable {
+    /// One part of the multipart upload.
+    struct Part: Codable, Equatable {
+        var number: Int
+        var etag: String
+        var size: Int64
+    }
+
+    /// The object holding the bytes past the parts.
+    struct Tail: Codable, Equatable {
+        var key: String
+        var size: Int64
+    }
+
+    /// The state every tus upload keeps: length, metadata, creation, client, grant, and the
+    /// completion once decided, the stored file once complete.
+    var info: TusUploadInfo
+    /// The key of the object the complete upload becomes.
+    var key: String
+    /// The S3 multipart upload, once its first part was sent.
+    var uploadID: String?
+    /// The parts sent, in order.
+    var parts: [Part] = []
+    /// The bytes past the parts, if any.
+    var tail: Tail?
+
+    /// The bytes the upload holds.
+    var offset: Int64 { parts.reduce(0) { $0 + $1.size } + (tail?.size ?? 0) }
+}

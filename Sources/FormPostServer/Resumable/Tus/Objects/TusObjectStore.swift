@@ -1,0 +1,200 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import FormPostDigests
+import Multipart
+import NIOCore
+import NIOPosix
+
+/// tus uploads kept in object storage, in the style of tusd's `s3store`, so that any
+/// receiver on the bucket can continue any upload: under `PREFIX.tus/`, the upload's state
+/// `ID.info` (``TusObjectState``, written with `If-None-Match: *` at creation and with
+/// `If-Match` on the ETag read ever after, so that no state is saved over one it did not
+/// read), its lease `ID.lease` (``S3Lease``: one receiver appends, completes or removes at
+/// a time), and its tail objects `ID.tail-RANDOM` (the bytes past its parts). Its bytes go
+/// into an S3 multipart upload of the object `PREFIX KEY`, which becomes the stored file.
+struct TusObjectStore: Sendable {
+    let client: S3Client
+    /// The size of every part but the last: ``ObjectStorage/partSize(maxFileSize:)``.
+    let partSize: Int
+    /// How long a lease lasts, in seconds; it is renewed while an append runs.
+    let leaseSeconds: Double
+    /// Where completions record their uploads' events, or nil for none.
+    let events: UploadEventOutbox?
+
+    /// The keys of uploads' state, leases and tails begin with this.
+    var statePrefix: String { client.storage.prefix + ".tus/" }
+    func infoKey(_ id: String) -> String { statePrefix + id + ".info" }
+    func leaseKey(_ id: String) -> String { statePrefix + id + ".lease" }
+
+    /// A new upload's state: its object's key chosen now, at a random name under the prefix.
+    func newState(_ info: TusUploadInfo) -> TusObjectState {
+        TusObjectState(info: info, key: client.storage.prefix + UploadStore.randomName())
+    }
+
+    /// Saves the state of a new upload `id`; it fails if one exists.
+    func create(_ state: TusObjectState, id: String) async throws {
+        _ = try await client.send(.PUT, key: infoKey(id), fields: [("if-none-match", "*")], body: try Self.encoded(state),
+                                  what: "creating the upload \(id)")
+    }
+
+    /// The state of `id` and its ETag, or nil when there is none.
+    func load(_ id: String) async throws -> (state: TusObjectState, etag: String)? {
+        let answer: S3Client.Answer
+        do {
+            answer = try await client.send(.GET, key: infoKey(id), what: "reading the upload \(id)")
+        } catch ObjectStorageError.refused(_, 404, _, _) {
+            return nil
+        }
+        guard let etag = answer.etag, let state = try? JSONDecoder().decode(TusObjectState.self, from: Data(answer.bytes.readableBytesView)) else {
+            throw ObjectStorageError.refused(what: "reading the upload \(id)", status: answer.status, code: nil, message: "the state is unreadable")
+        }
+        return (state, etag)
+    }
+
+    /// Saves `state` over the one whose ETag is `etag`; returns the new ETag.
+    ///
+    /// - Throws: ``TusFailure`` 409 when the state changed since it was read (another
+    ///   receiver saved it: what this one did is not counted), ``ObjectStorageError``.
+    func save(_ state: TusObjectState, id: String, replacing etag: String) async throws -> String {
+        do {
+            let answer = try await client.send(.PUT, key: infoKey(id), fields: [("if-match", etag)], body: try Self.encoded(state),
+                                               what: "saving the upload \(id)")
+            guard let saved = answer.etag else {
+                throw ObjectStorageError.refused(what: "saving the upload \(id)", status: answer.status, code: nil, message: "no ETag in the answer")
+            }
+            return saved
+        } catch ObjectStorageError.refused(_, 412, _, _) {
+            throw TusFailure(.conflict, "the upload changed while this request ran: ask for its offset again")
+        }
+    }
+
+    /// The lease of `id`, or nil while another receiver holds it.
+    func lease(_ id: String) async throws -> S3Lease? {
+        try await S3Lease.take(leaseKey(id), for: leaseSeconds, with: client)
+    }
+
+    /// The bytes of `tail`.
+    func read(_ tail: TusObjectState.Tail) async throws -> ByteBuffer {
+        let answer = try await client.send(.GET, key: tail.key, what: "reading the bytes past the parts of \(tail.key)", maxAnswerBytes: partSize)
+        guard answer.bytes.readableBytes == tail.size else {
+            throw ObjectStorageError.refused(what: "reading \(tail.key)", status: answer.status, code: nil,
+                                             message: "\(answer.bytes.readableBytes) bytes, not the \(tail.size) saved")
+        }
+        return answer.bytes
+    }
+
+    /// Stores `bytes` as a new tail object of `id`.
+    func writeTail(_ bytes: ByteBuffer, id: String) async throws -> TusObjectState.Tail {
+        let key = statePrefix + id + ".tail-" + UploadStore.randomName()
+        _ = try await client.send(.PUT, key: key, body: bytes, what: "storing the bytes past the parts of \(id)")
+        return TusObjectState.Tail(key: key, size: Int64(bytes.readableBytes))
+    }
+
+    /// Begins the multipart upload of `state`'s object; returns its ID.
+    func beginMultipart(_ state: TusObjectState) async throws -> String {
+        let answer = try await client.send(.POST, key: state.key, query: [("uploads", "")], fields: Self.objectFields(state.info),
+                                           what: "beginning the multipart upload of \(state.key)")
+        guard let id = S3XML.text(of: "UploadId", in: answer.body) else {
+            throw ObjectStorageError.refused(what: "beginning a multipart upload", status: answer.status, code: nil, message: "no UploadId in the answer")
+        }
+        return id
+    }
+
+    /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`.
+    func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String) async throws -> TusObjectState.Part {
+        let answer = try await client.send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: bytes,
+                                           what: "sending part \(number) of \(key)")
+        guard let etag = answer.etag else {
+            throw ObjectStorageError.refused(what: "sending part \(number) of \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
+        }
+        return TusObjectState.Part(number: number, etag: etag, size: Int64(bytes.readableBytes))
+    }
+
+    /// Makes the object of `state` from its parts — unless it is there already, whole (a
+    /// completion taken up again after this step).
+    func completeMultipart(_ state: TusObjectState) async throws {
+        guard let uploadID = state.uploadID else { return }
+        if await size(of: state.key) == state.info.length { return }
+        let list = state.parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
+        let answer = try await client.send(.POST, key: state.key, query: [("uploadId", uploadID)],
+                                           body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"),
+                                           what: "completing the multipart upload of \(state.key)")
+        // S3 may answer 200 and then fail the completion in the body.
+        if answer.body.contains("<Error>") {
+            throw ObjectStorageError.refused(what: "completing the multipart upload of \(state.key)", status: answer.status,
+                                             code: S3XML.text(of: "Code", in: answer.body), message: S3XML.text(of: "Message", in: answer.body))
+        }
+    }
+
+    /// Stores a whole upload smaller than a part as one object, its SHA-256 in its metadata.
+    func putWhole(_ bytes: ByteBuffer, state: TusObjectState, sha256: String) async throws {
+        _ = try await client.send(.PUT, key: state.key, fields: Self.objectFields(state.info) + [("x-amz-meta-sha256", sha256)], body: bytes,
+                                  what: "storing \(state.key)")
+    }
+
+    /// Tags the object `key` with its SHA-256 (`sha256`), as multipart forms' objects are.
+    func tag(_ key: String, sha256: String) async throws {
+        let tagging = "<Tagging><TagSet><Tag><Key>sha256</Key><Value>\(sha256)</Value></Tag></TagSet></Tagging>"
+        _ = try await client.send(.PUT, key: key, query: [("tagging", "")], body: ByteBuffer(string: tagging), what: "tagging \(key)")
+    }
+
+    /// The SHA-256 of the object `key`, read back from the store (an upload whose bytes
+    /// this receiver did not all take: no running hash covers them).
+    func sha256(of key: String) async throws -> String {
+        var hasher = SHA256Hasher()
+        try await client.read(key, what: "reading \(key) back to hash it") { buffer in
+            buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        }
+        return Hexadecimal.string(hasher.finalize())
+    }
+
+    /// The size of the object `key`, or nil when there is none (or the store cannot say).
+    func size(of key: String) async -> Int64? {
+        guard let answer = try? await client.send(.HEAD, key: key, what: "looking at \(key)", attempts: 2) else { return nil }
+        return answer.headers.first(name: "content-length").flatMap(Int64.init)
+    }
+
+    /// Removes what `state` left of the upload `id`: its multipart upload (aborted), its
+    /// tail, its state and lease; its stored object too when `storedObject`.
+    func remove(_ id: String, state: TusObjectState, storedObject: Bool) async {
+        var keys = [state.tail?.key, infoKey(id), leaseKey(id)].compactMap { $0 }
+        if storedObject { keys.append(state.key) }
+        if let uploadID = state.uploadID { await abort(uploadID, key: state.key) }
+        for key in keys { await removeObject(key) }
+    }
+
+    /// Aborts the multipart upload `uploadID` of `key`, best effort (what is left, the
+    /// bucket's `AbortIncompleteMultipartUpload` rule removes).
+    func abort(_ uploadID: String, key: String) async {
+        let client = client
+        await Task {
+            _ = try? await client.send(.DELETE, key: key, query: [("uploadId", uploadID)], what: "aborting the multipart upload of \(key)", attempts: 2)
+        }.value
+    }
+
+    /// Removes the object `key`, best effort (what is left, a lifecycle rule removes).
+    func removeObject(_ key: String) async {
+        let client = client
+        await Task { _ = try? await client.send(.DELETE, key: key, what: "removing \(key)", attempts: 2) }.value
+    }
+
+    /// Records `upload`'s event of `type` under `event` in ``events``, if there are.
+    func announce(_ upload: UploadEvent.Upload, as event: String?, type: String = UploadEvent.postFinish) async throws {
+        guard let events else { return }
+        let recorded = UploadEvent(id: event ?? UploadEventOutbox.newID(), type: type, upload: upload)
+        try await NIOThreadPool.singleton.runIfActive { try events.recordNow(recorded) }
+    }
+
+    private static func objectFields(_ info: TusUploadInfo) -> [SignatureV4.Field] {
+        guard let type = info.metadataValues["filetype"] ?? info.metadataValues["type"],
+              !type.isEmpty, type.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return [] }
+        return [("content-type", type)]
+    }
+
+    private static func encoded(_ state: TusObjectState) throws -> ByteBuffer {
+        ByteBuffer(bytes: try JSONEncoder().encode(state))
+    }
+}

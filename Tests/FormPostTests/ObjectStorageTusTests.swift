@@ -1,0 +1,176 @@
+import Foundation
+import Multipart
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// tus uploads kept in object storage and continued by any receiver: two `formpost serve
+/// --store` processes on one moto bucket, behind a proxy that sends each connection to the
+/// next receiver in turn (Tests/Interop/cutting_proxy.py), the object read back with boto3.
+@Suite("tus in object storage, across receivers", .serialized, .timeLimit(.minutes(5)))
+struct ObjectStorageTusTests {
+    /// Two receivers on `store`'s bucket, their leases lasting `lease` seconds, and the
+    /// proxy in front of them, cutting its first `cuts` connections after 5 MB.
+    final class Receivers: Sendable {
+        let directory: SampleDirectory
+        let ports: [Int]
+        let processes: [ChildProcess]
+        let proxyPort: Int
+        let proxy: ChildProcess
+        let cutLog: String
+
+        init(store: MotoStore, cuts: Int, lease: Int = 3) async throws {
+            directory = try SampleDirectory()
+            var ports: [Int] = [], processes: [ChildProcess] = []
+            for name in ["a", "b"] {
+                let port = try freePort()
+                processes.append(try ChildProcess("env", MotoStore.credentials + [
+                    formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/" + name, "--store", "s3://\(store.bucket)/shared",
+                    "--s3-endpoint", store.endpoint, "--s3-path-style", "--s3-lease", String(lease),
+                ], stdout: .discard, stderr: .capture))
+                ports.append(port)
+            }
+            (self.ports, self.processes) = (ports, processes)
+            proxyPort = try freePort()
+            cutLog = directory.path + "/cuts.log"
+            proxy = try ChildProcess("python3", [Subprocess.interopScript("cutting_proxy.py"), String(proxyPort), ports.map(String.init).joined(separator: ","),
+                                                 "5000000", String(cuts), cutLog], stdout: .discard, stderr: .discard)
+            for port in ports + [proxyPort] { try await RawSocket.waitForListener(port: port, attempts: 1200) }
+        }
+
+        var endpoint: String { "http://127.0.0.1:\(proxyPort)/files" }
+
+        /// Stops whatever still runs; what each receiver logged.
+        func stop() throws -> [String] {
+            proxy.stop()
+            return try processes.map { process in
+                process.stop()
+                return String(decoding: try process.finish(timeout: 30).stderr, as: UTF8.self)
+            }
+        }
+
+        deinit {
+            proxy.stop()
+            for process in processes { process.stop() }
+        }
+    }
+
+    func randomFile(_ directory: SampleDirectory, _ name: String, size count: Int) async throws -> String {
+        let path = directory.path + "/" + name
+        _ = try await offPool { try Subprocess.run("sh", ["-c", "head -c \(count) /dev/urandom > '\(path)'"]) }
+        return path
+    }
+
+    /// The stored objects (the uploads' state objects left out), and multipart uploads in progress.
+    func stored(in store: MotoStore) async throws -> (objects: [MotoStore.Object], multipart: [String]) {
+        let contents = try await store.contents()
+        return (contents.objects.filter { !$0.key.hasPrefix("shared/.tus/") }, contents.multipartUploads)
+    }
+
+    @Test("formpost --resumable tus through a proxy alternating two receivers and cutting connections, one receiver killed (SIGKILL) mid-upload: the object is whole, tagged with its SHA-256, no part left over; both receivers took appends")
+    func formpostAcrossReceiversWithOneKilled() async throws {
+        let store = try await MotoStore()
+        let receivers = try await Receivers(store: store, cuts: 2)
+        let size = 40 << 20
+        let path = try await randomFile(receivers.directory, "forty.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let client = try ChildProcess("env", ["XDG_STATE_HOME=" + receivers.directory.path + "/state", formpostBinary, "-s", "--json", "--resumable", "tus",
+                                              "--chunk-size", "4M", "--retry", "50", "--retry-delay", "0.5", "--limit-rate", "8M", "-T", path, receivers.endpoint])
+        // About 5 s at 8 MB/s: the first receiver dies with a quarter or so sent.
+        try await Task.sleep(for: .milliseconds(2500))
+        kill(receivers.processes[0].pid, SIGKILL)
+        let finished = try await offPool { try client.finish(timeout: 240) }
+        #expect(finished.status == 0, "\(String(decoding: finished.stderr, as: UTF8.self))")
+        let logs = try await offPool { try receivers.stop() }
+        let (objects, multipart) = try await stored(in: store)
+        #expect(objects.count == 1 && objects.first?.size == size, "\(objects)")
+        #expect(objects.first?.sha256 == expected && objects.first?.tags["sha256"] == expected)
+        #expect(multipart.isEmpty, "\(multipart)")
+        #expect(try String(contentsOfFile: receivers.cutLog, encoding: .utf8).split(separator: "\n").count == 2)
+        for log in logs {
+            #expect(log.contains("] PATCH /files/") && log.contains("status=204"), "a receiver took no append: \(log)")
+        }
+        let killedLast = logs[0].split(separator: "\n").last { $0.contains("PATCH /files/") } ?? ""
+        print("object storage tus: the killed receiver's last request line: \(killedLast)")
+    }
+
+    @Test("tuspy (an independent tus client) through the alternating, cutting proxy: its upload's object is whole")
+    func tuspyAcrossReceivers() async throws {
+        let store = try await MotoStore()
+        let receivers = try await Receivers(store: store, cuts: 1)
+        let size = 21 << 20
+        let path = try await randomFile(receivers.directory, "tuspy.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let uploaded = try await offPool {
+            try ChildProcess("env", ["TUS_RETRY_DELAY=0.5", "python3", Subprocess.interopScript("tus_upload.py"), receivers.endpoint, path, String(3 << 20)])
+                .finish(timeout: 240)
+        }
+        #expect(uploaded.status == 0, "\(String(decoding: uploaded.stderr, as: UTF8.self))")
+        _ = try await offPool { try receivers.stop() }
+        let (objects, multipart) = try await stored(in: store)
+        #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected, "\(objects)")
+        #expect(multipart.isEmpty)
+    }
+
+    @Test("two appends racing for one upload on two receivers: exactly one is taken (204), the other answered 423; an append whose checksum does not match counts for nothing (460)")
+    func leaseRace() async throws {
+        let store = try await MotoStore()
+        // A lease longer than the appends: none is renewed, so only taking it can keep the
+        // second append out (a renewal would also find a lease taken over).
+        let receivers = try await Receivers(store: store, cuts: 0, lease: 60)
+        let size = 12 << 20
+        let path = try await randomFile(receivers.directory, "race.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let base = receivers.ports.map { "http://127.0.0.1:\($0)" }
+        let created = try await offPool {
+            try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(size)", base[0] + "/files"])
+        }
+        let location = try #require(created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
+            .dropFirst("location:".count).trimmingCharacters(in: .whitespaces), "\(created.body)")
+        let patch = { @Sendable (target: String, extra: [String]) in
+            try SignedUploadServeTests.curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
+                                             "-H", "Content-Type: application/offset+octet-stream"] + extra + ["--data-binary", "@" + path, target + location])
+        }
+        let mismatched = try await offPool { try patch(base[1], ["-H", "Upload-Checksum: sha256 \(Data(repeating: 0, count: 32).base64EncodedString())"]) }
+        #expect(mismatched.status == 460, "\(mismatched.body)")
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for target in base {
+                group.addTask { try await offPool { try patch(target, ["--limit-rate", "4M"]).status } }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.sorted() == [204, 423], "\(statuses)")
+        let head = try await offPool { try SignedUploadServeTests.curl(["-I", "-H", "Tus-Resumable: 1.0.0", base[1] + location]) }
+        #expect(head.body.lowercased().contains("upload-offset: \(size)"), "\(head.body)")
+        _ = try await offPool { try receivers.stop() }
+        let (objects, multipart) = try await stored(in: store)
+        #expect(objects.count == 1 && objects.first?.sha256 == expected, "\(objects)")
+        #expect(multipart.isEmpty)
+    }
+
+    @Test("a store that ignores conditional writes: formpost serve --store refuses to start (exit 69, saying so) rather than leave tus uploads unlocked; with --no-tus it starts")
+    func storeWithoutConditionalWrites() async throws {
+        let store = try await MotoStore()
+        let port = try freePort()
+        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_fault_proxy.py"), String(port), String(store.port), "0", "0"], stdout: .discard)
+        defer { proxy.stop() }
+        try await RawSocket.waitForListener(port: port)
+        let directory = try SampleDirectory()
+        let serve = { @Sendable (listen: Int, extra: [String]) in
+            try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(listen), "--dir", directory.path + "/unused",
+                                                            "--store", "s3://\(store.bucket)/x", "--s3-endpoint", "http://127.0.0.1:\(port)", "--s3-path-style"] + extra)
+        }
+        let refused = try await offPool { try serve(0, []).finish(timeout: 60) }
+        let message = String(decoding: refused.stderr, as: UTF8.self)
+        #expect(refused.status == 69, "\(message)")
+        #expect(message.contains("does not support conditional writes"), "\(message)")
+        let listen = try freePort()
+        let started = try serve(listen, ["--no-tus"])
+        defer { started.stop() }
+        try await RawSocket.waitForListener(port: listen, attempts: 1200)
+        try await offPool { started.stop() }
+        let said = String(decoding: try await offPool { try started.finish(timeout: 30) }.stderr, as: UTF8.self)
+        #expect(said.contains("receiving on"), "\(said)")
+    }
+}
