@@ -116,7 +116,7 @@ struct ServeCommand: AsyncParsableCommand {
     var s3PathStyle = false
     @Option(name: .customLong("s3-lease"),
             help: "Seconds a receiver's lease on a tus upload in the bucket lasts unless renewed (appends renew it): how long an upload waits, answering 423, after the receiver appending to it died.")
-    var s3Lease: Double = 30
+    var s3Lease: Double = 20
 
     /// The exit status when the object store of `--store` refuses its bucket or credentials,
     /// or cannot be reached, at start (sysexits' `EX_UNAVAILABLE`).

@@ -25,10 +25,13 @@ struct ObjectStorageTusTests {
             var ports: [Int] = [], processes: [ChildProcess] = []
             for name in ["a", "b"] {
                 let port = try freePort()
-                processes.append(try ChildProcess("env", MotoStore.credentials + [
+                // Its log in a file, read while it runs.
+                let serve = MotoStore.credentials + [
                     formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/" + name, "--store", "s3://\(store.bucket)/shared",
                     "--s3-endpoint", store.endpoint, "--s3-path-style", "--s3-lease", String(lease),
-                ], stdout: .discard, stderr: .capture))
+                ]
+                processes.append(try ChildProcess("sh", ["-c", "exec \"$0\" \"$@\" 2>>'\(directory.path)/\(name).log'", "env"] + serve,
+                                                  stdout: .discard, stderr: .discard))
                 ports.append(port)
             }
             (self.ports, self.processes) = (ports, processes)
@@ -41,13 +44,24 @@ struct ObjectStorageTusTests {
 
         var endpoint: String { "http://127.0.0.1:\(proxyPort)/files" }
 
+        /// What receiver `index` (0 or 1) has logged so far.
+        func log(_ index: Int) -> String {
+            (try? String(contentsOfFile: directory.path + "/" + ["a", "b"][index] + ".log", encoding: .utf8)) ?? ""
+        }
+
+        /// The proxy's lines: `cut after N bytes`, `connected to PORT`.
+        var proxyLog: [Substring] {
+            ((try? String(contentsOfFile: cutLog, encoding: .utf8)) ?? "").split(separator: "\n")
+        }
+
         /// Stops whatever still runs; what each receiver logged.
         func stop() throws -> [String] {
             proxy.stop()
-            return try processes.map { process in
+            for process in processes {
                 process.stop()
-                return String(decoding: try process.finish(timeout: 30).stderr, as: UTF8.self)
+                _ = try process.finish(timeout: 30)
             }
+            return [log(0), log(1)]
         }
 
         deinit {
@@ -77,9 +91,20 @@ struct ObjectStorageTusTests {
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
         let client = try ChildProcess("env", ["XDG_STATE_HOME=" + receivers.directory.path + "/state", formpostBinary, "-s", "--json", "--resumable", "tus",
                                               "--chunk-size", "4M", "--retry", "50", "--retry-delay", "0.5", "--limit-rate", "8M", "-T", path, receivers.endpoint])
-        // About 5 s at 8 MB/s: the first receiver dies with a quarter or so sent.
-        try await Task.sleep(for: .milliseconds(2500))
-        kill(receivers.processes[0].pid, SIGKILL)
+        // The first receiver dies mid-append: once it has taken an append, at a moment when the
+        // client's connection (the proxy's latest) goes to it.
+        let killed = try await offPool { () -> Bool in
+            for _ in 0..<2400 {
+                let tookOne = receivers.log(0).split(separator: "\n").contains { $0.contains("] PATCH /files/") && $0.contains("status=204") }
+                if tookOne, receivers.proxyLog.last { $0.hasPrefix("connected to") } == "connected to \(receivers.ports[0])" {
+                    kill(receivers.processes[0].pid, SIGKILL)
+                    return true
+                }
+                usleep(20_000)
+            }
+            return false
+        }
+        #expect(killed, "the first receiver never took an append with the client connected to it")
         let finished = try await offPool { try client.finish(timeout: 240) }
         #expect(finished.status == 0, "\(String(decoding: finished.stderr, as: UTF8.self))")
         let logs = try await offPool { try receivers.stop() }
@@ -87,7 +112,7 @@ struct ObjectStorageTusTests {
         #expect(objects.count == 1 && objects.first?.size == size, "\(objects)")
         #expect(objects.first?.sha256 == expected && objects.first?.tags["sha256"] == expected)
         #expect(multipart.isEmpty, "\(multipart)")
-        #expect(try String(contentsOfFile: receivers.cutLog, encoding: .utf8).split(separator: "\n").count == 2)
+        #expect(receivers.proxyLog.filter { $0.hasPrefix("cut after") }.count == 2)
         for log in logs {
             #expect(log.contains("] PATCH /files/") && log.contains("status=204"), "a receiver took no append: \(log)")
         }
@@ -113,7 +138,7 @@ struct ObjectStorageTusTests {
         #expect(multipart.isEmpty)
     }
 
-    @Test("two appends racing for one upload on two receivers: exactly one is taken (204), the other answered 423; an append whose checksum does not match counts for nothing (460)")
+    @Test("two appends racing for one upload on two receivers: exactly one is taken (204), the other answered 423; an append whose checksum does not match counts for nothing (460); HEAD on the other receiver answers a complete upload's length, one below a part too")
     func leaseRace() async throws {
         let store = try await MotoStore()
         // A lease longer than the appends: none is renewed, so only taking it can keep the
@@ -143,9 +168,19 @@ struct ObjectStorageTusTests {
         #expect(statuses.sorted() == [204, 423], "\(statuses)")
         let head = try await offPool { try SignedUploadServeTests.curl(["-I", "-H", "Tus-Resumable: 1.0.0", base[1] + location]) }
         #expect(head.body.lowercased().contains("upload-offset: \(size)"), "\(head.body)")
+        // A complete upload smaller than a part (one object, no parts) answers its length too.
+        let small = try await offPool { () -> (SignedUploadServeTests.Answer, SignedUploadServeTests.Answer) in
+            let created = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 5", base[0] + "/files"])
+            let place = created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
+                .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/files/none"
+            let appended = try SignedUploadServeTests.curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
+                                                            "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "hello", base[0] + place])
+            return (appended, try SignedUploadServeTests.curl(["-I", "-H", "Tus-Resumable: 1.0.0", base[1] + place]))
+        }
+        #expect(small.0.status == 204 && small.1.body.lowercased().contains("upload-offset: 5"), "\(small.1.body)")
         _ = try await offPool { try receivers.stop() }
         let (objects, multipart) = try await stored(in: store)
-        #expect(objects.count == 1 && objects.first?.sha256 == expected, "\(objects)")
+        #expect(objects.count == 2 && objects.contains { $0.sha256 == expected } && objects.contains { $0.size == 5 }, "\(objects)")
         #expect(multipart.isEmpty)
     }
 

@@ -4,7 +4,7 @@
 
 Forwards every connection to 127.0.0.1:TARGET_PORT; with several, to each in turn (a load
 balancer that is not sticky), skipping one that refuses the connection (a receiver that
-died). The first CUTS connections that carry
+died). With several targets, each connection appends `connected to TARGET_PORT` to LOG. The first CUTS connections that carry
 more than CUT_AFTER bytes from the client are closed (both ways, at once) once they have
 carried CUT_AFTER: the request is cut in the middle of its body. Each cut appends a line
 `cut after N bytes` to LOG.
@@ -25,9 +25,13 @@ async def connect():
         port = TARGETS[next_target % len(TARGETS)]
         next_target += 1
         try:
-            return await asyncio.open_connection("127.0.0.1", port)
+            connection = await asyncio.open_connection("127.0.0.1", port)
         except OSError:
             continue
+        if len(TARGETS) > 1:
+            with open(LOG, "a") as handle:
+                handle.write(f"connected to {port}\n")
+        return connection
     raise ConnectionRefusedError("no target takes connections")
 
 

@@ -41,12 +41,12 @@ struct ResumableBenchmarks {
         let plain: () async throws -> Void = {
             let response = try await client.upload(form, to: plainURL)
             guard response.status == 200 else { throw BenchmarkFailure("the plain upload answered \(response.status)") }
-            try clear(stored)
+            try StoredFiles.clear(stored)
         }
         let whole: (TusUploader) async throws -> Void = { uploader in
             let result = try await uploader.upload(fileAt: source, to: tusURL)
             guard result.bytesSent == Int64(size) else { throw BenchmarkFailure("tus sent \(result.bytesSent) of \(size) bytes") }
-            try clear(stored)
+            try StoredFiles.clear(stored)
         }
         Measurement.resetPeakRSS()
         let times = try await Measurement.alternate(runs: runs, ours: { try await whole(uploader) }, theirs: plain)
@@ -77,7 +77,7 @@ struct ResumableBenchmarks {
                     throw BenchmarkFailure("the second run resumed from \(result.resumedFrom) and sent \(result.bytesSent)")
                 }
             })
-            try clear(stored)
+            try StoredFiles.clear(stored)
         }
         let uninterrupted = Measurement.median(times.ours)
         FileHandle.standardError.write(Data("upload-tus-resume: one resume costs \(String(format: "%.3f", Measurement.median(resumed) - uninterrupted)) s (median \(String(format: "%.3f", Measurement.median(resumed))) s cut and resumed, \(String(format: "%.3f", uninterrupted)) s uninterrupted)\n".utf8))
@@ -91,21 +91,9 @@ struct ResumableBenchmarks {
             guard result.response.status == 200, result.bytesSent == form.contentLength else {
                 throw BenchmarkFailure("the resumable form answered \(result.response.status) after \(result.bytesSent) bytes")
             }
-            try clear(stored)
+            try StoredFiles.clear(stored)
         }, theirs: plain)
         BenchmarkResult(workload: "upload-ietf-form", bytes: form.contentLength ?? 0, ours: forms.ours, reference: "plain multipart upload", theirs: forms.theirs,
                         peakRSS: Measurement.peakRSS()).printLine()
-    }
-
-    /// Removes what the receiver stored.
-    private func clear(_ stored: String) throws {
-        for name in try FileManager.default.contentsOfDirectory(atPath: stored) where !name.hasPrefix(".") {
-            try FileManager.default.removeItem(atPath: stored + "/" + name)
-        }
-        for state in [stored + "/.tus", stored + "/.resumable"] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: state)) ?? [] {
-                try FileManager.default.removeItem(atPath: state + "/" + name)
-            }
-        }
     }
 }

@@ -8,7 +8,10 @@ import Foundation
 /// small (1,000 small forms through one client against raw AsyncHTTPClient), concurrent
 /// (16 uploads at once over HTTP/2 against curl --parallel, in a process of its own),
 /// caller-client (the plaintext upload through FormPost's own client and through an
-/// HTTPClient made with AsyncHTTPClient's defaults, each against curl -F).
+/// HTTPClient made with AsyncHTTPClient's defaults, each against curl -F), object-storage
+/// (formpost serve --store into moto against --dir, a form and a tus upload across two
+/// receivers, and moto's own speed with boto3; needs FORMPOST_BIN and moto: see
+/// ObjectStorageBenchmarks).
 /// Prints one JSON line per workload: medians of --runs timed runs after a warm-up,
 /// our runs alternating with the reference's.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -39,10 +42,13 @@ do {
     case "caller-client": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).runCallerClient() }
     case "small": try await withScratchDirectory { try await SmallUploadBenchmarks(runs: runs, directory: $0).run() }
     #endif
+    #if os(Linux)
+    case "object-storage": try await withScratchDirectory { try await ObjectStorageBenchmarks(size: size, runs: runs, directory: $0).run() }
+    #endif
     case "resumable": try await withScratchDirectory { try await ResumableBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "sink": ByteSink.run(port: UInt16(arguments.dropFirst().first ?? "") ?? 8099)
     default:
-        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small [--size-mib N] [--runs N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small|object-storage [--size-mib N] [--runs N]\n".utf8))
         exit(2)
     }
 } catch {

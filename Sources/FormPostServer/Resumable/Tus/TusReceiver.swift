@@ -164,6 +164,14 @@ public struct TusReceiver: Sendable {
         } catch ReceiverFailure.insufficientStorage(let detail) {
             logger.error("\(request.method) \(request.uri.path): \(detail)")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
+        } catch let failure as ObjectStorageError {
+            // The store failing or busy (after the retries each request gets): the client
+            // asks again later; a refusal (credentials, permissions) is the operator's to mend.
+            logger.error("\(request.method) \(request.uri.path): \(failure)")
+            response = failure.isTransient
+                ? Self.answer(.serviceUnavailable, message: "The object store is unavailable: try again later.")
+                : Self.answer(.internalServerError, message: "The upload could not be stored.")
+            if failure.isTransient { response.headers[.retryAfter] = "5" }
         } catch {
             FailureLog.log(error, of: request, to: logger)
             response = Self.answer(.internalServerError, message: "The upload could not be stored.")

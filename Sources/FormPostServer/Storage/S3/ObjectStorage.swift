@@ -37,8 +37,9 @@ public struct ObjectStorage: Sendable {
     public var client: HTTPClient
     /// How long a receiver's lease on a resumable upload lasts unless renewed (an append
     /// renews it while it runs): how long the upload waits, answering 423, when the receiver
-    /// holding it died. 30 seconds by default.
-    public var leaseDuration: Duration = .seconds(30)
+    /// holding it died. 20 seconds by default: shorter than the 30 s `formpost --resumable`
+    /// waits out 423s.
+    public var leaseDuration: Duration = .seconds(20)
 
     /// Storage in `bucket` under `prefix` (a `/` is added to a prefix without one) at
     /// `endpoint`, with the given credentials.
@@ -130,7 +131,8 @@ public struct ObjectStorage: Sendable {
 
     /// Checks that the store honours conditional writes, on which resumable uploads rely
     /// (``TusReceiver`` on object storage: its leases and states): a probe object written
-    /// with `If-None-Match: *` twice must be refused the second time (412). A store that
+    /// with `If-None-Match: *` twice must be refused the second time (412), and written
+    /// with `If-Match` on an ETag it does not have, refused too. A store that
     /// ignores the condition would let two receivers append to one upload at once, so it
     /// is refused here, at start, rather than left unlocked.
     ///
@@ -150,8 +152,17 @@ public struct ObjectStorage: Sendable {
         } catch ObjectStorageError.refused(_, let status, _, _) where status == 412 || status == 409 {
             refusedAgain = true
         }
+        var refusedStale = false
+        if refusedAgain {
+            do {
+                _ = try await client.send(.PUT, key: probe, fields: [("if-match", "\"formpost-no-such-etag\"")], body: .init(string: "stale"),
+                                          what: "writing a probe object with a stale If-Match", attempts: 1, timeout: .seconds(15))
+            } catch let error as ObjectStorageError where error.isConditionFailure {
+                refusedStale = true
+            }
+        }
         _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
-        guard !refusedAgain else { return }
+        guard !refusedAgain || !refusedStale else { return }
         throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
                                          message: "the store wrote over an existing object: it does not support conditional writes, which resumable uploads need")
     }

@@ -35,4 +35,16 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
         case .invalidURI, .noCredentials: return false
         }
     }
+
+    /// The status the store answered, or nil when it gave none.
+    var status: Int? {
+        if case .refused(_, let status, _, _) = self { return status }
+        return nil
+    }
+
+    /// Whether the store refused a conditional write because its condition did not hold:
+    /// 412, or 409 (S3's `ConditionalRequestConflict`, two conditional writes at once).
+    var isConditionFailure: Bool {
+        status == 412 || status == 409
+    }
 }

@@ -12,11 +12,15 @@ import NIOCore
 /// or stalled — is taken over with `If-Match` on the ETag read, so that of two receivers
 /// taking over at once one wins. It is renewed with `If-Match` on its own ETag and released
 /// by deleting it with `If-Match`: a receiver whose lease was taken over cannot renew or
-/// release the new holder's. Clocks of the receivers must agree to well within the
-/// duration (NTP does).
+/// release the new holder's. A conditional write whose answer was lost and that was sent
+/// again is refused (412) although it was done: the lease is then read back, and is this
+/// holder's when it names this holder's random `owner`. Clocks of the receivers must agree
+/// to well within the duration (NTP does).
 struct S3Lease: Sendable {
     /// The lease object's key.
     let key: String
+    /// This holder's random name, written in the lease.
+    let owner: String
     /// The ETag of the lease object this holder wrote.
     let etag: String
     /// When it runs out, in seconds since 1970.
@@ -33,23 +37,20 @@ struct S3Lease: Sendable {
     ///
     /// - Throws: ``ObjectStorageError`` when the store fails or refuses otherwise.
     static func take(_ key: String, for duration: Double, with client: S3Client) async throws -> S3Lease? {
+        let owner = UploadStore.randomName()
         do {
-            return try await write(key, for: duration, condition: ("if-none-match", "*"), with: client)
-        } catch ObjectStorageError.refused(_, let status, _, _) where status == 412 || status == 409 {
-            // Held, or held until lately: taken over only once run out, and only as read.
-            let held: S3Client.Answer
+            return try await write(key, owner: owner, for: duration, condition: ("if-none-match", "*"), with: client)
+        } catch let error as ObjectStorageError where error.isConditionFailure {
+            // Held (by another holder, or by this one if a write whose answer was lost was
+            // sent again): taken over only once run out, and only as read.
+            guard let (held, etag) = try await read(key, with: client) else { return nil }
+            if held.owner == owner { return S3Lease(key: key, owner: owner, etag: etag, expires: held.expires) }
+            guard held.expires < Date().timeIntervalSince1970 else { return nil }
             do {
-                held = try await client.send(.GET, key: key, what: "reading the lease \(key)", maxAnswerBytes: 4096)
-            } catch ObjectStorageError.refused(_, 404, _, _) {
-                return nil  // Released meanwhile: the caller is told it is busy and asks again.
-            }
-            guard let etag = held.etag else { return nil }
-            let body = try? JSONDecoder().decode(Body.self, from: Data(held.bytes.readableBytesView))
-            guard (body?.expires ?? 0) < Date().timeIntervalSince1970 else { return nil }
-            do {
-                return try await write(key, for: duration, condition: ("if-match", etag), with: client)
-            } catch ObjectStorageError.refused(_, let status, _, _) where status == 412 || status == 409 || status == 404 {
-                return nil
+                return try await write(key, owner: owner, for: duration, condition: ("if-match", etag), with: client)
+            } catch let error as ObjectStorageError where error.isConditionFailure || error.status == 404 {
+                guard let (again, etag) = try await read(key, with: client), again.owner == owner else { return nil }
+                return S3Lease(key: key, owner: owner, etag: etag, expires: again.expires)
             }
         }
     }
@@ -58,9 +59,11 @@ struct S3Lease: Sendable {
     /// holder's (taken over after it ran out).
     func renewed(for duration: Double, with client: S3Client) async throws -> S3Lease? {
         do {
-            return try await Self.write(key, for: duration, condition: ("if-match", etag), with: client)
-        } catch ObjectStorageError.refused(_, let status, _, _) where status == 412 || status == 404 {
-            return nil
+            return try await Self.write(key, owner: owner, for: duration, condition: ("if-match", etag), with: client)
+        } catch let error as ObjectStorageError where error.isConditionFailure || error.status == 404 {
+            // Renewed by a write whose answer was lost, or taken over.
+            guard let (held, etag) = try await Self.read(key, with: client), held.owner == owner else { return nil }
+            return S3Lease(key: key, owner: owner, etag: etag, expires: held.expires)
         }
     }
 
@@ -73,13 +76,26 @@ struct S3Lease: Sendable {
         }.value
     }
 
-    private static func write(_ key: String, for duration: Double, condition: SignatureV4.Field, with client: S3Client) async throws -> S3Lease {
+    /// The lease object `key` and its ETag, or nil when there is none.
+    private static func read(_ key: String, with client: S3Client) async throws -> (Body, String)? {
+        let answer: S3Client.Answer
+        do {
+            answer = try await client.send(.GET, key: key, what: "reading the lease \(key)", maxAnswerBytes: 4096)
+        } catch let error as ObjectStorageError where error.status == 404 {
+            return nil
+        }
+        guard let etag = answer.etag else { return nil }
+        let body = (try? JSONDecoder().decode(Body.self, from: Data(answer.bytes.readableBytesView))) ?? Body(owner: "", expires: 0)
+        return (body, etag)
+    }
+
+    private static func write(_ key: String, owner: String, for duration: Double, condition: SignatureV4.Field, with client: S3Client) async throws -> S3Lease {
         let expires = Date().timeIntervalSince1970 + duration
-        let body = try JSONEncoder().encode(Body(owner: UploadStore.randomName(), expires: expires))
+        let body = try JSONEncoder().encode(Body(owner: owner, expires: expires))
         let answer = try await client.send(.PUT, key: key, fields: [condition], body: ByteBuffer(bytes: body), what: "taking the lease \(key)", attempts: 2)
         guard let etag = answer.etag else {
             throw ObjectStorageError.refused(what: "taking the lease \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
         }
-        return S3Lease(key: key, etag: etag, expires: expires)
+        return S3Lease(key: key, owner: owner, etag: etag, expires: expires)
     }
 }

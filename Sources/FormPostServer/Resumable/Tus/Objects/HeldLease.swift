@@ -1,9 +1,54 @@
-/// The lease a request holds on an upload in object storage, as its holder renews it: the
-/// latest is the one released.
-final class HeldLease {
-    var lease: S3Lease
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// The lease a request holds on an upload in object storage (``S3Lease``), renewed in the
+/// background for as long as the request runs (``keepRenewing(for:with:)``: every third of
+/// its duration), so that neither a slow part nor a long completion outlives it. Before each
+/// step that changes the store the request ``check()``s that it still holds it.
+final class HeldLease: Sendable {
+    private let state: Mutex<(lease: S3Lease, lost: Bool)>
 
     init(_ lease: S3Lease) {
-        self.lease = lease
+        state = Mutex((lease, false))
+    }
+
+    /// The lease as last renewed: the one released at the end.
+    var lease: S3Lease { state.withLock { $0.lease } }
+
+    /// Throws unless the lease is still held: not taken over, and not run out (a renewal
+    /// that could not reach the store leaves it to run out).
+    ///
+    /// - Throws: ``TusFailure`` 423.
+    func check() throws {
+        let (lease, lost) = state.withLock { ($0.lease, $0.lost) }
+        guard !lost, Date().timeIntervalSince1970 < lease.expires else {
+            throw TusFailure(.locked, "the upload's lease ran out while this request ran: ask for its offset again")
+        }
+    }
+
+    /// Renews the lease every third of `seconds` until cancelled, or until a renewal finds
+    /// it taken over (then it is lost for good). A renewal that fails is tried again a third
+    /// later.
+    func keepRenewing(for seconds: Double, with client: S3Client) async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000 / 3)))
+            } catch {
+                return
+            }
+            do {
+                guard let renewed = try await lease.renewed(for: seconds, with: client) else {
+                    state.withLock { $0.lost = true }
+                    return
+                }
+                state.withLock { $0.lease = renewed }
+            } catch {
+                continue
+            }
+        }
     }
 }

@@ -13,8 +13,7 @@ import NIOCore
 /// parts' bytes held). What is left at the end — fewer bytes than a part — waits for the
 /// caller: in a new tail object, or as the last part when the upload is complete. Nothing
 /// counts until the caller saves the state naming it (``TusObjectStore/save(_:id:replacing:)``).
-/// The lease is renewed while the body arrives; an append whose lease ran out stops
-/// before it sends another part.
+/// An append whose lease ran out (``HeldLease``) stops before it sends another part.
 struct TusObjectAppend {
     /// How the body ended.
     struct Outcome {
@@ -35,7 +34,7 @@ struct TusObjectAppend {
     let store: TusObjectStore
     let id: String
     let state: TusObjectState
-    var lease: S3Lease
+    let lease: HeldLease
     /// The multipart upload this append began (the upload had none), which only a state
     /// saved after it names: ``abandon()`` aborts it when none will be.
     private(set) var begun: String?
@@ -46,9 +45,9 @@ struct TusObjectAppend {
     /// - Throws: ``ObjectStorageError`` when the store fails (nothing of the append counts);
     ///   ``TusFailure`` 423 when the lease was lost.
     mutating func run(_ body: RequestBody, digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async throws -> Outcome {
-        let partSize = store.partSize
+        let partSize = store.partSize(of: state)
         var gathering = ByteBuffer()
-        if let tail = state.tail { gathering = try await store.read(tail) }
+        if let tail = state.tail { gathering = try await store.read(tail, partSize: partSize) }
         gathering.reserveCapacity(partSize)
         var outcome = Outcome(parts: state.parts, uploadID: state.uploadID, rest: ByteBuffer(), received: 0, cut: false, overflowed: false)
         var sending: Task<(TusObjectState.Part, ByteBuffer), any Error>?
@@ -79,7 +78,7 @@ struct TusObjectAppend {
                 guard gathering.readableBytes == partSize else { continue }
                 // A full part: sent once the one before has gone, while the next gathers.
                 let spare = try await awaitPart(&sending, into: &outcome)
-                try await keepLease()
+                try lease.check()
                 if outcome.uploadID == nil {
                     outcome.uploadID = try await store.beginMultipart(state)
                     begun = outcome.uploadID
@@ -94,7 +93,6 @@ struct TusObjectAppend {
                 }
             }
             if outcome.overflowed { break }
-            try await keepLease()
         }
         _ = try await awaitPart(&sending, into: &outcome)
         outcome.rest = gathering
@@ -115,16 +113,5 @@ struct TusObjectAppend {
         let (part, buffer) = try await task.value
         outcome.parts.append(part)
         return buffer
-    }
-
-    /// Renews the lease once a third of it has passed; fails when it is no longer this
-    /// receiver's, or too close to running out to send another part under it.
-    mutating func keepLease() async throws {
-        let now = Date().timeIntervalSince1970
-        guard now > lease.expires - store.leaseSeconds * 2 / 3 else { return }
-        guard now < lease.expires, let renewed = try await lease.renewed(for: store.leaseSeconds, with: store.client) else {
-            throw TusFailure(.locked, "the upload's lease ran out while this append ran: ask for its offset again")
-        }
-        lease = renewed
     }
 }

@@ -3,7 +3,8 @@
 /// where its bytes are — the parts of its S3 multipart upload, each one part size, and the
 /// bytes past them (fewer than a part: S3 takes no part under 5 MiB but the last) in a tail
 /// object of their own. Its ``offset`` counts only what these name: bytes an append sent in
-/// a part that no saved state names yet do not count, and are sent again.
+/// a part that no saved state names yet do not count, and are sent again. Once its
+/// completion is recorded, every byte is in its parts (or its object): its offset is its length.
 struct TusObjectState: Codable, Equatable {
     /// One part of the multipart upload.
     struct Part: Codable, Equatable {
@@ -29,7 +30,16 @@ struct TusObjectState: Codable, Equatable {
     var parts: [Part] = []
     /// The bytes past the parts, if any.
     var tail: Tail?
+    /// The size of its parts, fixed at creation (receivers configured with other limits
+    /// would choose others); nil in states saved before it was kept.
+    var partSize: Int?
+    /// When it was last saved, in seconds since 1970: its last activity, from which it
+    /// expires; nil before its first save.
+    var active: Double?
 
     /// The bytes the upload holds.
-    var offset: Int64 { parts.reduce(0) { $0 + $1.size } + (tail?.size ?? 0) }
+    var offset: Int64 {
+        if info.completing != nil || info.file != nil { return info.length }
+        return parts.reduce(0) { $0 + $1.size } + (tail?.size ?? 0)
+    }
 }

@@ -29,15 +29,26 @@ struct TusObjectStore: Sendable {
     func infoKey(_ id: String) -> String { statePrefix + id + ".info" }
     func leaseKey(_ id: String) -> String { statePrefix + id + ".lease" }
 
-    /// A new upload's state: its object's key chosen now, at a random name under the prefix.
+    /// A new upload's state: its object's key chosen now, at a random name under the
+    /// prefix, and the size of its parts.
     func newState(_ info: TusUploadInfo) -> TusObjectState {
-        TusObjectState(info: info, key: client.storage.prefix + UploadStore.randomName())
+        TusObjectState(info: info, key: client.storage.prefix + UploadStore.randomName(), partSize: partSize)
     }
+
+    /// The part size of the upload `state` describes.
+    func partSize(of state: TusObjectState) -> Int { state.partSize ?? partSize }
 
     /// Saves the state of a new upload `id`; it fails if one exists.
     func create(_ state: TusObjectState, id: String) async throws {
-        _ = try await client.send(.PUT, key: infoKey(id), fields: [("if-none-match", "*")], body: try Self.encoded(state),
-                                  what: "creating the upload \(id)")
+        var stamped = state
+        stamped.active = Date().timeIntervalSince1970
+        do {
+            _ = try await client.send(.PUT, key: infoKey(id), fields: [("if-none-match", "*")], body: try Self.encoded(stamped),
+                                      what: "creating the upload \(id)")
+        } catch let error as ObjectStorageError where error.isConditionFailure {
+            // Sent again after an answer was lost: done, if what is there is what was sent.
+            guard let (saved, _) = try await load(id), saved == stamped else { throw error }
+        }
     }
 
     /// The state of `id` and its ETag, or nil when there is none.
@@ -54,19 +65,23 @@ struct TusObjectStore: Sendable {
         return (state, etag)
     }
 
-    /// Saves `state` over the one whose ETag is `etag`; returns the new ETag.
+    /// Saves `state`, stamped active now, over the one whose ETag is `etag`; returns the new ETag.
     ///
     /// - Throws: ``TusFailure`` 409 when the state changed since it was read (another
     ///   receiver saved it: what this one did is not counted), ``ObjectStorageError``.
     func save(_ state: TusObjectState, id: String, replacing etag: String) async throws -> String {
+        var stamped = state
+        stamped.active = Date().timeIntervalSince1970
         do {
-            let answer = try await client.send(.PUT, key: infoKey(id), fields: [("if-match", etag)], body: try Self.encoded(state),
+            let answer = try await client.send(.PUT, key: infoKey(id), fields: [("if-match", etag)], body: try Self.encoded(stamped),
                                                what: "saving the upload \(id)")
             guard let saved = answer.etag else {
                 throw ObjectStorageError.refused(what: "saving the upload \(id)", status: answer.status, code: nil, message: "no ETag in the answer")
             }
             return saved
-        } catch ObjectStorageError.refused(_, 412, _, _) {
+        } catch let error as ObjectStorageError where error.isConditionFailure {
+            // Sent again after an answer was lost: done, if what is there is what was sent.
+            if let (saved, savedETag) = try await load(id), saved == stamped { return savedETag }
             throw TusFailure(.conflict, "the upload changed while this request ran: ask for its offset again")
         }
     }
@@ -76,8 +91,8 @@ struct TusObjectStore: Sendable {
         try await S3Lease.take(leaseKey(id), for: leaseSeconds, with: client)
     }
 
-    /// The bytes of `tail`.
-    func read(_ tail: TusObjectState.Tail) async throws -> ByteBuffer {
+    /// The bytes of `tail` (fewer than a part of `partSize`).
+    func read(_ tail: TusObjectState.Tail, partSize: Int) async throws -> ByteBuffer {
         let answer = try await client.send(.GET, key: tail.key, what: "reading the bytes past the parts of \(tail.key)", maxAnswerBytes: partSize)
         guard answer.bytes.readableBytes == tail.size else {
             throw ObjectStorageError.refused(what: "reading \(tail.key)", status: answer.status, code: nil,
@@ -103,10 +118,12 @@ struct TusObjectStore: Sendable {
         return id
     }
 
-    /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`.
+    /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
+    /// attempt within the lease's duration: an attempt that outlived the lease could land
+    /// after another receiver's part of the same number.
     func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String) async throws -> TusObjectState.Part {
         let answer = try await client.send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: bytes,
-                                           what: "sending part \(number) of \(key)")
+                                           what: "sending part \(number) of \(key)", timeout: .milliseconds(Int64(leaseSeconds * 1000)))
         guard let etag = answer.etag else {
             throw ObjectStorageError.refused(what: "sending part \(number) of \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
         }

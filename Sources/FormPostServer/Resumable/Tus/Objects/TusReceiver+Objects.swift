@@ -42,11 +42,19 @@ extension TusReceiver {
         return Response(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(info)])
     }
 
-    /// `HEAD` on object storage: the saved offset (the length once a completion is
-    /// recorded, which it then finishes if no other receiver holds the upload).
+    /// `HEAD` on object storage: the saved offset. A recorded completion not yet finished
+    /// is finished first; until it is (it fails, or another receiver holds the upload), the
+    /// answer is 503 with `Retry-After`: the full length would tell the client that its
+    /// upload is stored, and it would ask no more.
     func headObject(_ id: String, in objects: TusObjectStore) async throws -> Response {
         var state = try await currentObject(id, in: objects)
-        if state.info.completing != nil, let finished = try? await finishHeld(id, in: objects) { state = finished }
+        if state.info.completing != nil, state.info.file == nil {
+            do {
+                state = try await finishHeld(id, in: objects)
+            } catch {
+                throw TusFailure(.serviceUnavailable, "the upload is complete and still being stored: ask again")
+            }
+        }
         var headers: HTTPFields = [
             .uploadOffset: String(state.offset), .uploadLength: String(state.info.length),
             .cacheControl: "no-store", .uploadExpires: expiryDate(state.info),
@@ -85,7 +93,7 @@ extension TusReceiver {
                       in objects: TusObjectStore) async throws -> Response {
         try await holdingLease(id, in: objects) { (held: HeldLease) in
             guard var (state, etag) = try await objects.load(id) else { throw TusFailure(.notFound, "no such upload") }
-            state = try await unexpired(id, state, in: objects)
+            try await removeIfExpired(id, state, in: objects)
             if state.info.completing != nil || state.info.file != nil {
                 if state.info.file == nil { state = try await finishObject(id, state: state, etag: etag, in: objects) }
                 guard claimed == state.info.length else { throw TusFailure(.conflict, "the upload's offset is \(state.info.length), not \(claimed)") }
@@ -98,8 +106,7 @@ extension TusReceiver {
             }
             var digest = digests.take(id, at: offset)
             var checksum = expected.map { ChecksumHasher($0.algorithm) }
-            var append = TusObjectAppend(store: objects, id: id, state: state, lease: held.lease)
-            defer { held.lease = append.lease }
+            var append = TusObjectAppend(store: objects, id: id, state: state, lease: held)
             let outcome: TusObjectAppend.Outcome
             do {
                 outcome = try await append.run(request.body, digest: &digest, checksum: &checksum)
@@ -115,15 +122,15 @@ extension TusReceiver {
                 throw TusFailure(.checksumMismatch, outcome.cut ? "the append was cut short: nothing of it was kept" : "the content does not match Upload-Checksum")
             }
             let reached = offset + outcome.received
+            try held.check()
             if reached == state.info.length {
-                try await append.keepLease()
                 state = try await completeObject(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID, rest: outcome.rest,
                                                  digest: digest, in: objects)
             } else if outcome.received > 0 {
                 let tail = outcome.rest.readableBytes > 0 ? try await objects.writeTail(outcome.rest, id: id) : nil
                 var next = state
                 (next.parts, next.uploadID, next.tail) = (outcome.parts, outcome.uploadID, tail)
-                try await append.keepLease()
+                try held.check()
                 etag = try await objects.save(next, id: id, replacing: etag)
                 if let old = state.tail { await objects.removeObject(old.key) }
                 if let digest { digests.put(id, digest, offset: reached) }
@@ -191,23 +198,41 @@ extension TusReceiver {
 
     /// The saved state of `id`.
     ///
-    /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (removed).
+    /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (removed
+    ///   when no other request holds it).
     private func currentObject(_ id: String, in objects: TusObjectStore) async throws -> TusObjectState {
         guard let (state, _) = try await objects.load(id) else { throw TusFailure(.notFound, "no such upload") }
-        return try await unexpired(id, state, in: objects)
+        guard isExpired(state) else { return state }
+        // Removed under its lease (a request holding it is at work: not expired), as read again.
+        do {
+            return try await holdingLease(id, in: objects) {
+                guard let (now, _) = try await objects.load(id) else { throw TusFailure(.notFound, "no such upload") }
+                try await removeIfExpired(id, now, in: objects)
+                return now
+            }
+        } catch let failure as TusFailure where failure.status == .locked {
+            return state
+        }
     }
 
-    /// `state`, unless the upload `id` is older than ``expiry``: then removed (its stored
-    /// object stays), and 410.
-    private func unexpired(_ id: String, _ state: TusObjectState, in objects: TusObjectStore) async throws -> TusObjectState {
-        let seconds = Double(expiry.components.seconds)
-        guard Date().timeIntervalSince1970 > state.info.created + seconds else { return state }
+    /// Whether the upload `state` describes has had no activity for ``expiry`` (no state
+    /// saved: no append, no completion). One whose completion is recorded never expires:
+    /// its next request finishes it.
+    private func isExpired(_ state: TusObjectState) -> Bool {
+        guard state.info.completing == nil || state.info.file != nil else { return false }
+        return Date().timeIntervalSince1970 > (state.active ?? state.info.created) + Double(expiry.components.seconds)
+    }
+
+    /// Removes the upload `id` if it has expired (its stored object stays), and answers
+    /// 410; call it holding its lease.
+    private func removeIfExpired(_ id: String, _ state: TusObjectState, in objects: TusObjectStore) async throws {
+        guard isExpired(state) else { return }
         await objects.remove(id, state: state, storedObject: false)
         throw TusFailure(.gone, "the upload expired")
     }
 
-    /// Runs `body` holding the lease of `id` (``HeldLease``: `body` keeps it current as it
-    /// renews it), released after it.
+    /// Runs `body` holding the lease of `id`, renewed in the background while it runs
+    /// (``HeldLease``), and released after it.
     ///
     /// - Throws: ``TusFailure`` 423 while another receiver holds it; what `body` throws.
     private func holdingLease<T>(_ id: String, in objects: TusObjectStore, _ body: (HeldLease) async throws -> T) async throws -> T {
@@ -215,12 +240,15 @@ extension TusReceiver {
             throw TusFailure(.locked, "another request is changing this upload (here or on another receiver)")
         }
         let held = HeldLease(lease)
+        let renewing = Task { await held.keepRenewing(for: objects.leaseSeconds, with: objects.client) }
         let result: Result<T, any Error>
         do {
             result = .success(try await body(held))
         } catch {
             result = .failure(error)
         }
+        renewing.cancel()
+        await renewing.value
         await held.lease.release(with: objects.client)
         return try result.get()
     }
