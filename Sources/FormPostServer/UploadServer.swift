@@ -63,8 +63,9 @@ public struct UploadServer: Sendable {
     /// `GET /metrics`, or nil for none. With it, the server counts through swift-metrics
     /// (see ``MetricsEndpoint``): `formpost_requests_total{method,status}`,
     /// `formpost_request_duration_seconds{method}`, `formpost_received_bytes_total`,
-    /// `formpost_open_connections` and `formpost_uploads_total{protocol,outcome}` (the last
-    /// counted by the receivers whether or not the endpoint is set).
+    /// `formpost_open_connections`, `formpost_uploads_total{protocol,outcome}`,
+    /// `formpost_uploads_in_progress{protocol}` and `formpost_hook_calls_total{event,outcome}`
+    /// (the last three counted whether or not the endpoint is set).
     public let metrics: MetricsEndpoint?
 
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
@@ -164,6 +165,10 @@ public struct UploadServer: Sendable {
         }
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
             guard let metrics else { return await route(request, context) }
+            if request.uri.path == MetricsEndpoint.path {
+                tus?.reportInProgress()
+                resumable?.reportInProgress()
+            }
             if let answer = metrics.response(to: request) { return answer }
             let started = ContinuousClock.now
             var counted = request

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Testing
 
 /// `formpost serve --metrics`: after a known sequence of uploads, `GET /metrics` parsed by
@@ -41,13 +42,17 @@ struct MetricsTests {
         _ = try await offPool { try Subprocess.run(formpostBinary, ["-s", "-o", "/dev/null", "--resumable", "tus", "-T", tusFile, "http://127.0.0.1:\(port)/files"]) }
         _ = try await offPool { try Subprocess.run(formpostBinary, ["-s", "-o", "/dev/null", "--resumable", "ietf", "-T", draftFile, "http://127.0.0.1:\(port)/draft"]) }
 
-        let text = try await offPool { try Subprocess.runForBytes("curl", ["-sS", "http://127.0.0.1:\(port)/metrics"]) }
-        let parsed = try await offPool { try Subprocess.runForBytes("python3", [Subprocess.interopScript("parse_metrics.py")], input: text) }
-        let samples = try JSONDecoder().decode([String: Double].self, from: parsed)
+        // Two tus uploads left unfinished: created, never appended to.
+        for _ in 0..<2 {
+            #expect(try await curlStatus(port, "/files", ["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 10"]) == "201")
+        }
+        let samples = try await scrape(port)
+        #expect(samples["formpost_uploads_in_progress{protocol=tus}"] == 2, "\(samples)")
+        #expect(samples["formpost_uploads_in_progress{protocol=ietf}"] == 0 && samples["formpost_uploads_in_progress{protocol=multipart}"] == 0)
         func uploads(_ kind: String, _ outcome: String) -> Double? { samples["formpost_uploads_total{outcome=\(outcome),protocol=\(kind)}"] }
         #expect(uploads("multipart", "completed") == 2, "\(samples)")
         #expect(uploads("multipart", "failed") == 1)
-        #expect(uploads("tus", "created") == 1 && uploads("tus", "completed") == 1)
+        #expect(uploads("tus", "created") == 3 && uploads("tus", "completed") == 1)
         #expect(uploads("ietf", "created") == 1 && uploads("ietf", "completed") == 1)
         #expect(samples["formpost_requests_total{method=POST,status=415}"] == 1)
         #expect((samples["formpost_requests_total{method=POST,status=200}"] ?? 0) >= 2)
@@ -56,6 +61,55 @@ struct MetricsTests {
         #expect(posts >= 4 && samples["formpost_request_duration_seconds_count{method=POST}"] == posts, "\(samples)")
         #expect((samples["formpost_open_connections{}"] ?? 0) >= 1)
         try await offPool { server.stop() }
+    }
+
+    /// `GET /metrics` of the server on `port`, parsed by prometheus_client: each sample's
+    /// name and labels (`name{label=value,…}`, sorted) and its value.
+    func scrape(_ port: Int) async throws -> [String: Double] {
+        let text = try await offPool { try Subprocess.runForBytes("curl", ["-sS", "http://127.0.0.1:\(port)/metrics"]) }
+        let parsed = try await offPool { try Subprocess.runForBytes("python3", [Subprocess.interopScript("parse_metrics.py")], input: text) }
+        return try JSONDecoder().decode([String: Double].self, from: parsed)
+    }
+
+    @Test("hook calls are counted by event and outcome: pre-create allowed and denied, post-finish delivered; a hook nobody answers, pre-create failed",
+          .timeLimit(.minutes(3)))
+    func hookCallsCounted() async throws {
+        let router = Router(context: BasicRequestContext.self)
+        router.post("hook") { request, _ -> Response in
+            let data = Data(buffer: try await request.body.collect(upTo: 1 << 20))
+            let refused = String(decoding: data, as: UTF8.self).contains("Bearer bad")
+            return Response(status: refused ? .forbidden : .noContent)
+        }
+        try await whileRunning({ onStarted in
+            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                        onServerRunning: { await onStarted($0.localAddress?.port ?? 0) })
+        }) { hookPort in
+            let directory = try SampleDirectory()
+            let (server, port) = try await serve(in: directory, ["--metrics", "--hook-url", "http://127.0.0.1:\(hookPort)/hook", "--hook-timeout", "60",
+                                                                 "--hook-events", "pre-create,post-finish"])
+            defer { server.stop() }
+            // A directory of its own: one server keeps resumable uploads in a directory at a time.
+            let (down, downPort) = try await serve(in: try SampleDirectory(), ["--metrics", "--hook-url", "http://127.0.0.1:\(try freePort())/hook", "--hook-timeout", "1"])
+            defer { down.stop() }
+            let file = try directory.file("f.bin", size: 1_000)
+            #expect(try await curlStatus(port, "/upload", ["-F", "f=@" + file]) == "200")
+            #expect(try await curlStatus(port, "/upload", ["-H", "Authorization: Bearer bad", "-F", "f=@" + file]) == "403")
+            #expect(try await curlStatus(downPort, "/upload", ["-F", "f=@" + file]) == "503")
+            var samples = try await scrape(port)
+            for _ in 0..<600 where samples["formpost_hook_calls_total{event=post-finish,outcome=delivered}"] == nil {
+                try await Task.sleep(for: .milliseconds(100))
+                samples = try await scrape(port)
+            }
+            #expect(samples["formpost_hook_calls_total{event=pre-create,outcome=allowed}"] == 1, "\(samples)")
+            #expect(samples["formpost_hook_calls_total{event=pre-create,outcome=denied}"] == 1)
+            #expect(samples["formpost_hook_calls_total{event=post-finish,outcome=delivered}"] == 1)
+            let downSamples = try await scrape(downPort)
+            #expect(downSamples["formpost_hook_calls_total{event=pre-create,outcome=failed}"] == 1, "\(downSamples)")
+            try await offPool {
+                server.stop()
+                down.stop()
+            }
+        }
     }
 
     @Test("without --metrics, GET /metrics is no endpoint (405, as any GET but the page's)")

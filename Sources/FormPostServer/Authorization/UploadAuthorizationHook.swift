@@ -45,6 +45,16 @@ public struct UploadAuthorizationHook: Sendable {
 
     /// Asks the service about `request`.
     @Sendable public func authorize(_ request: UploadAuthorizationRequest) async -> UploadAuthorization {
+        let decided = await ask(request)
+        switch decided {
+        case .allow, .allowWith: ReceiverMetrics.hookCall("pre-create", "allowed")
+        case .deny: ReceiverMetrics.hookCall("pre-create", "denied")
+        case .unavailable: ReceiverMetrics.hookCall("pre-create", "failed")
+        }
+        return decided
+    }
+
+    private func ask(_ request: UploadAuthorizationRequest) async -> UploadAuthorization {
         var post = HTTPClientRequest(url: url)
         post.method = .POST
         post.headers.add(name: "Content-Type", value: "application/json")

@@ -10,7 +10,14 @@ import CoreMetrics
 /// - `formpost_uploads_total{protocol, outcome}` — `protocol` `multipart`, `tus` or `ietf`;
 ///   `outcome` `created` (resumable), `completed`, `failed` (multipart) or `expired`
 ///   (resumable, removed unfinished or once its time was up);
-/// - `formpost_open_connections` — connections open now.
+/// - `formpost_open_connections` — connections open now;
+/// - `formpost_uploads_in_progress{protocol}` — uploads begun and not complete: multipart
+///   forms being received now, resumable uploads kept unfinished (those of this receiver's
+///   state directory, as of the last scrape; tus uploads in object storage are not counted);
+/// - `formpost_hook_calls_total{event, outcome}` — calls to the HTTP hooks
+///   (``UploadAuthorizationHook``, ``UploadEventHook``): `event` `pre-create` with
+///   `outcome` `allowed`, `denied` or `failed` (no usable answer), or `post-finish` /
+///   `post-terminate` with `delivered` or `failed` (offered again later).
 enum ReceiverMetrics {
     /// The protocol an upload came by, as the `protocol` label says it.
     enum UploadProtocol: String, Sendable {
@@ -32,6 +39,21 @@ enum ReceiverMetrics {
         Counter(label: "formpost_uploads_total", dimensions: [("protocol", kind.rawValue), ("outcome", outcome.rawValue)]).increment()
     }
 
+    /// Sets the uploads of `kind` in progress to `count` (resumable uploads, when scraped).
+    static func inProgress(_ kind: UploadProtocol, _ count: Int) {
+        Meter(label: "formpost_uploads_in_progress", dimensions: [("protocol", kind.rawValue)]).set(count)
+    }
+
+    /// A multipart form began (`+1`) or ended (`-1`).
+    static func form(began: Bool) {
+        if began { formsInProgress.increment() } else { formsInProgress.decrement() }
+    }
+
+    /// Counts a call to a hook about `event` that ended with `outcome`.
+    static func hookCall(_ event: String, _ outcome: String) {
+        Counter(label: "formpost_hook_calls_total", dimensions: [("event", event), ("outcome", outcome)]).increment()
+    }
+
     /// Counts a request answered with `status` after `duration`.
     static func request(method: String, status: Int, duration: Duration) {
         Counter(label: "formpost_requests_total", dimensions: [("method", method), ("status", String(status))]).increment()
@@ -42,6 +64,7 @@ enum ReceiverMetrics {
     /// are looked up on each use instead).
     private static let receivedBytes = Counter(label: "formpost_received_bytes_total")
     private static let openConnections = Meter(label: "formpost_open_connections")
+    private static let formsInProgress = Meter(label: "formpost_uploads_in_progress", dimensions: [("protocol", UploadProtocol.multipart.rawValue)])
 
     /// Counts `count` bytes of a request body read.
     static func received(_ count: Int) {

@@ -29,6 +29,16 @@ public struct UploadEventHook: Sendable {
     ///
     /// - Throws: ``UploadEventHookError`` when it did not.
     @Sendable public func deliver(_ event: UploadEvent) async throws {
+        do {
+            try await post(event)
+            ReceiverMetrics.hookCall(event.type, "delivered")
+        } catch {
+            ReceiverMetrics.hookCall(event.type, "failed")
+            throw error
+        }
+    }
+
+    private func post(_ event: UploadEvent) async throws {
         var post = HTTPClientRequest(url: url)
         post.method = .POST
         post.headers.add(name: "Content-Type", value: "application/json")

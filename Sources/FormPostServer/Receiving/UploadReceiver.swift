@@ -55,6 +55,9 @@ public struct UploadReceiver: Sendable {
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
         let line = RequestLogLine()
         let request = line.counting(request)
+        let isForm = request.method == .post
+        if isForm { ReceiverMetrics.form(began: true) }
+        defer { if isForm { ReceiverMetrics.form(began: false) } }
         let response: Response
         var received: Receipt?
         var bodyFinished = false

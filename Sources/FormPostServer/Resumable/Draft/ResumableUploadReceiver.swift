@@ -142,6 +142,12 @@ public struct ResumableUploadReceiver: Sendable {
             || DraftInterop.asksForResumableUpload(request.headers)
     }
 
+    /// Sets `formpost_uploads_in_progress{protocol="ietf"}` to the uploads kept
+    /// unfinished (``ReceiverMetrics``): when the metrics are scraped.
+    func reportInProgress() {
+        ReceiverMetrics.inProgress(.ietf, store.census.all.values.filter { !$0.complete }.count)
+    }
+
     /// Answers one request that ``handles(_:)``.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
         let line = RequestLogLine()

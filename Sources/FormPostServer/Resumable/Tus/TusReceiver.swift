@@ -151,6 +151,12 @@ public struct TusReceiver: Sendable {
         path == basePath || path.hasPrefix(basePath + "/")
     }
 
+    /// Sets `formpost_uploads_in_progress{protocol="tus"}` to the uploads kept
+    /// unfinished (``ReceiverMetrics``): when the metrics are scraped.
+    func reportInProgress() {
+        ReceiverMetrics.inProgress(.tus, store.census.all.values.filter { !$0.complete }.count)
+    }
+
     /// Answers one request under ``basePath``.
     @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
         let line = RequestLogLine()
