@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "FormpostCommand",
             dependencies: [
-                "Multipart", "FormPost", "FormPostServer", "FormPostDigests",
+                "Multipart", "FormPost", "FormPostServer", "FormPostDigests", "CMultipartSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

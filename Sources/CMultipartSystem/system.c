@@ -3,6 +3,9 @@
 #include <string.h>
 #include <errno.h>
 #include <pthread.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #if defined(__linux__)
 #include <sys/uio.h>
 #include <sys/random.h>
@@ -63,5 +66,14 @@ void cmultipart_name_thread(const char *name) {
     pthread_setname_np(pthread_self(), short_name);
 #else
     (void)name;
+#endif
+}
+
+int cmultipart_fix_mmap_threshold(int bytes) {
+#if defined(__GLIBC__)
+    return mallopt(M_MMAP_THRESHOLD, bytes) == 1 ? 0 : -1;
+#else
+    (void)bytes;
+    return -1;
 #endif
 }

@@ -21,4 +21,9 @@ int cmultipart_random_bytes(void *_Nonnull buffer, size_t count);
 /// Names the calling thread for debuggers and `top -H` (Linux keeps the first 15 bytes).
 void cmultipart_name_thread(const char *_Nonnull name);
 
+/// Fixes glibc's mmap threshold at `bytes` (mallopt M_MMAP_THRESHOLD), which glibc
+/// otherwise raises to the size of each large block freed: blocks that large are then
+/// mapped and unmapped, never kept by the heap. 0 when set; -1 where there is no glibc.
+int cmultipart_fix_mmap_threshold(int bytes);
+
 #endif
