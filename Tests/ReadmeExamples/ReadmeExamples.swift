@@ -207,6 +207,19 @@ func articleRunningInProductionExample3() async throws {
 
 /// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
 func articleRunningInProductionExample4() async throws {
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
+    var server = UploadServer(receiver: receiver, host: "0.0.0.0")
+    let users = ["Bearer good": "42"]  // your application's own lookup: a session, a token
+    server.authorize = { request in
+        guard let token = request.headerFields[.authorization], let user = users[token] else {
+            return .deny(status: .unauthorized, message: "sign in first")
+        }
+        return .allowWith(UploadGrant(maxBytes: 100 << 20, metadata: ["user": user]))
+    }
+}
+
+/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+func articleRunningInProductionExample5() async throws {
     var configuration = ReceiverConfiguration(directory: "./uploads")
     let outbox = try UploadEventOutbox(directory: "./uploads/.events")
     configuration.events = outbox
@@ -221,7 +234,7 @@ func articleRunningInProductionExample4() async throws {
 }
 
 /// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
-func articleRunningInProductionExample5() async throws {
+func articleRunningInProductionExample6() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
     var server = UploadServer(receiver: receiver, host: "0.0.0.0")
     server.trustedProxies = try TrustedProxies(["10.0.0.0/8", "2001:db8:ffff::/48"])
