@@ -254,10 +254,30 @@ struct UploadEventTests {
         try FileManager.default.removeItem(atPath: laterPath)
         try Data(UploadReceiverJSON.encode(later).utf8).write(to: URL(fileURLWithPath: laterPath))
         #expect(try await Self.eventually(60) { taken.withLock { $0 } == [first.id, later.id] }, "\(taken.withLock { $0 })")
+        // Stopped right after the delivery: the event delivered is removed all the same.
         task.cancel()
         await task.value
         let left = try FileManager.default.contentsOfDirectory(atPath: outbox.directory)
         #expect(left == [first.id + "-a.json.unreadable"], "\(left)")
+    }
+
+    @Test("an event taken just as its delivery is stopped is removed from the outbox all the same: the next delivery does not offer it again",
+          .timeLimit(.minutes(1)))
+    func takenAsStopped() async throws {
+        let sample = try SampleDirectory()
+        let outbox = try UploadEventOutbox(directory: sample.path + "/events")
+        let upload = UploadEvent.Upload(protocol: .multipart, method: "POST", path: "/upload", client: nil, receipt: Receipt())
+        let event = try await outbox.record(UploadEvent.postFinish, upload: upload)
+        let taken = Mutex<[String]>([])
+        // The delivery's task is cancelled inside `deliver`, before the outbox is told.
+        let delivery = UploadEventDelivery(outbox: outbox) { event in
+            taken.withLock { $0.append(event.id) }
+            withUnsafeCurrentTask { $0?.cancel() }
+        }
+        await delivery.run()
+        #expect(taken.withLock { $0 } == [event.id])
+        let left = try FileManager.default.contentsOfDirectory(atPath: outbox.directory)
+        #expect(left.isEmpty, "left in the outbox, to be delivered again: \(left)")
     }
 
     @Test("formpost serve refuses an unknown --hook-events name, and --hook-events without --hook-url, with exit status 2")

@@ -83,10 +83,18 @@ public struct UploadEventDelivery: Sendable {
                 try? await pool.runIfActive { outbox.setAside(id) }
             case .event(let event):
                 guard await deliverUntilTaken(event) else { return .cancelled }
-                try? await pool.runIfActive { outbox.remove(id) }
+                await removeDelivered(id)
             }
         }
         return Task.isCancelled ? .cancelled : .allDelivered
+    }
+
+    /// Removes the event `id`, delivered, from the outbox, even when the delivery is being
+    /// stopped: NIO's pool drops work whose task is cancelled before it runs, and an event left
+    /// in the outbox is delivered again by the next delivery.
+    private func removeDelivered(_ id: String) async {
+        let outbox = self.outbox
+        await Task { try? await NIOThreadPool.singleton.runIfActive { outbox.remove(id) } }.value
     }
 
     /// Offers `event` until ``deliver`` takes it; false when cancelled first.
