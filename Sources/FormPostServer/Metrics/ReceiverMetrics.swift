@@ -19,13 +19,6 @@ import CoreMetrics
 ///   `outcome` `allowed`, `denied` or `failed` (no usable answer), or `post-finish` /
 ///   `post-terminate` with `delivered` or `failed` (offered again later).
 enum ReceiverMetrics {
-    /// The protocol an upload came by, as the `protocol` label says it.
-    enum UploadProtocol: String, Sendable {
-        case multipart
-        case tus
-        case ietf
-    }
-
     /// What became of an upload, as the `outcome` label says it.
     enum Outcome: String, Sendable {
         case created

@@ -30,10 +30,10 @@ final class UploadExpiry: Sendable {
     /// however long their completion keeps failing; each sweep says so.
     let retries: CompletionRetries?
     /// The protocol its uploads came by, for ``ReceiverMetrics``.
-    let kind: ReceiverMetrics.UploadProtocol
+    let kind: UploadProtocol
 
     init(lifetime: Duration, idle: Duration, progresses: FormProgresses? = nil, retries: CompletionRetries? = nil,
-         kind: ReceiverMetrics.UploadProtocol) {
+         kind: UploadProtocol) {
         self.kind = kind
         self.lifetime = lifetime
         self.idle = idle

@@ -76,7 +76,7 @@ public struct TusReceiver: Sendable {
     let unverified = UnverifiedAppends()
     let retries = CompletionRetries()
     /// Where uploads are kept when the configuration names object storage, else nil (the disk).
-    let objects: TusObjectStore?
+    let objects: TusObjects?
     let logger: Logger
     let lifetime: UploadExpiry
     private let admission: UploadAdmission
@@ -125,7 +125,7 @@ public struct TusReceiver: Sendable {
         self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
         objects = configuration.objectStorage.map { storage in
-            TusObjectStore(client: S3Client(storage: storage), partSize: ObjectStorage.partSize(maxFileSize: configuration.maxFileSize),
+            TusObjects(client: S3Client(storage: storage), name: "tus", partSize: ObjectStorage.partSize(maxFileSize: configuration.maxFileSize),
                            leaseSeconds: Double(storage.leaseDuration.components.seconds), events: configuration.events)
         }
         var store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
@@ -167,6 +167,8 @@ public struct TusReceiver: Sendable {
         } catch let failure as TusFailure {
             response = Self.answer(failure.status, message: failure.message)
             if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
+        } catch let failure as ObjectUploadFailure {
+            response = Self.answer(failure.status, message: failure.message)
         } catch ReceiverFailure.insufficientStorage(let detail) {
             logger.error("\(request.method) \(request.uri.path): \(detail)")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")

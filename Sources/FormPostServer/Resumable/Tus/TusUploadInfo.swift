@@ -9,7 +9,7 @@ import ResumableHTTP
 /// What is kept of a tus upload besides its bytes: its declared length, the client's
 /// metadata, when it began, the completion under way, and once complete the stored file. Saved as JSON beside the
 /// upload's data, so that an upload survives a restart of the server.
-struct TusUploadInfo: Codable, Equatable {
+struct TusUploadInfo: Codable, Equatable, Sendable {
     /// `Upload-Length`: the size of the whole upload.
     var length: Int64
     /// `Upload-Metadata` as the client sent it.
@@ -54,5 +54,25 @@ struct TusUploadInfo: Codable, Equatable {
     func event(basePath: String) -> UploadEvent.Upload {
         UploadEvent.Upload(protocol: .tus, method: "POST", path: basePath, client: client, receipt: Receipt(files: file.map { [$0] } ?? []),
                            metadata: granted)
+    }
+}
+
+/// A tus upload in object storage: stored once its ``file`` is set.
+extension TusUploadInfo: ObjectUploadInfo {
+    static var uploadProtocol: UploadProtocol { .tus }
+    var knownLength: Int64? { length }
+    var isStored: Bool { file != nil }
+
+    var objectContentType: String? {
+        let values = metadataValues
+        return values["filetype"] ?? values["type"]
+    }
+
+    func stored(id: String, as completion: UploadCompletion, bucket: String) -> TusUploadInfo {
+        completed(id: id, as: completion, bucket: bucket)
+    }
+
+    func finishedEvent(basePath: String) -> UploadEvent.Upload {
+        event(basePath: basePath)
     }
 }

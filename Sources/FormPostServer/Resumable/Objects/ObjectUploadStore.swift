@@ -8,15 +8,20 @@ import Multipart
 import NIOCore
 import NIOPosix
 
-/// tus uploads kept in object storage, in the style of tusd's `s3store`, so that any
-/// receiver on the bucket can continue any upload: under `PREFIX.tus/`, the upload's state
-/// `ID.info` (``TusObjectState``, written with `If-None-Match: *` at creation and with
-/// `If-Match` on the ETag read ever after, so that no state is saved over one it did not
-/// read), its lease `ID.lease` (``S3Lease``: one receiver appends, completes or removes at
-/// a time), and its tail objects `ID.tail-RANDOM` (the bytes past its parts). Its bytes go
-/// into an S3 multipart upload of the object `PREFIX KEY`, which becomes the stored file.
-struct TusObjectStore: Sendable {
+/// Resumable uploads kept in object storage, in the style of tusd's `s3store`, so that any
+/// receiver on the bucket can continue any upload: under `PREFIX.NAME/` (`.tus/` for tus,
+/// `.resumable/` for the draft), the upload's state `ID.info` (``ObjectUploadState``,
+/// written with `If-None-Match: *` at creation and with `If-Match` on the ETag read ever
+/// after, so that no state is saved over one it did not read), its lease `ID.lease`
+/// (``S3Lease``: one receiver appends, completes or removes at a time), and its tail
+/// objects `ID.tail-RANDOM` (the bytes past its parts). Its bytes go into an S3 multipart
+/// upload of the object `PREFIX KEY`, which becomes the stored file.
+struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
+    typealias State = ObjectUploadState<Info>
+
     let client: S3Client
+    /// The name of the directory-like prefix its uploads' state is kept under: `tus`, `resumable`.
+    let name: String
     /// The size of every part but the last: ``ObjectStorage/partSize(maxFileSize:)``.
     let partSize: Int
     /// How long a lease lasts, in seconds; it is renewed while an append runs.
@@ -25,21 +30,37 @@ struct TusObjectStore: Sendable {
     let events: UploadEventOutbox?
 
     /// The keys of uploads' state, leases and tails begin with this.
-    var statePrefix: String { client.storage.prefix + ".tus/" }
+    var statePrefix: String { client.storage.prefix + "." + name + "/" }
     func infoKey(_ id: String) -> String { statePrefix + id + ".info" }
     func leaseKey(_ id: String) -> String { statePrefix + id + ".lease" }
 
     /// A new upload's state: its object's key chosen now, at a random name under the
     /// prefix, and the size of its parts.
-    func newState(_ info: TusUploadInfo) -> TusObjectState {
-        TusObjectState(info: info, key: client.storage.prefix + UploadStore.randomName(), partSize: partSize)
+    func newState(_ info: Info) -> State {
+        State(info: info, key: client.storage.prefix + UploadStore.randomName(), partSize: partSize)
     }
 
     /// The part size of the upload `state` describes.
-    func partSize(of state: TusObjectState) -> Int { state.partSize ?? partSize }
+    func partSize(of state: State) -> Int { state.partSize ?? partSize }
+
+    /// Begins the upload `id` of `info`: its object's key chosen, its state saved, and its
+    /// multipart upload begun first when its length says it will have parts — named by its
+    /// first state, so that an append that dies after sending a part leaves none unnamed.
+    func start(_ id: String, info: Info) async throws {
+        var state = newState(info)
+        if let length = info.knownLength, length >= Int64(partSize) {
+            state.uploadID = try await beginMultipart(state)
+        }
+        do {
+            try await create(state, id: id)
+        } catch {
+            if let uploadID = state.uploadID { await abort(uploadID, key: state.key) }
+            throw error
+        }
+    }
 
     /// Saves the state of a new upload `id`; it fails if one exists.
-    func create(_ state: TusObjectState, id: String) async throws {
+    func create(_ state: State, id: String) async throws {
         var stamped = state
         stamped.active = Date().timeIntervalSince1970
         do {
@@ -52,14 +73,14 @@ struct TusObjectStore: Sendable {
     }
 
     /// The state of `id` and its ETag, or nil when there is none.
-    func load(_ id: String) async throws -> (state: TusObjectState, etag: String)? {
+    func load(_ id: String) async throws -> (state: State, etag: String)? {
         let answer: S3Client.Answer
         do {
             answer = try await client.send(.GET, key: infoKey(id), what: "reading the upload \(id)")
         } catch ObjectStorageError.refused(_, 404, _, _) {
             return nil
         }
-        guard let etag = answer.etag, let state = try? JSONDecoder().decode(TusObjectState.self, from: Data(answer.bytes.readableBytesView)) else {
+        guard let etag = answer.etag, let state = try? JSONDecoder().decode(State.self, from: Data(answer.bytes.readableBytesView)) else {
             throw ObjectStorageError.refused(what: "reading the upload \(id)", status: answer.status, code: nil, message: "the state is unreadable")
         }
         return (state, etag)
@@ -67,9 +88,9 @@ struct TusObjectStore: Sendable {
 
     /// Saves `state`, stamped active now, over the one whose ETag is `etag`; returns the new ETag.
     ///
-    /// - Throws: ``TusFailure`` 409 when the state changed since it was read (another
-    ///   receiver saved it: what this one did is not counted), ``ObjectStorageError``.
-    func save(_ state: TusObjectState, id: String, replacing etag: String) async throws -> String {
+    /// - Throws: ``ObjectUploadFailure/changed`` when the state changed since it was read
+    ///   (another receiver saved it: what this one did is not counted), ``ObjectStorageError``.
+    func save(_ state: State, id: String, replacing etag: String) async throws -> String {
         var stamped = state
         stamped.active = Date().timeIntervalSince1970
         do {
@@ -82,7 +103,7 @@ struct TusObjectStore: Sendable {
         } catch let error as ObjectStorageError where error.isConditionFailure {
             // Sent again after an answer was lost: done, if what is there is what was sent.
             if let (saved, savedETag) = try await load(id), saved == stamped { return savedETag }
-            throw TusFailure(.conflict, "the upload changed while this request ran: ask for its offset again")
+            throw ObjectUploadFailure.changed
         }
     }
 
@@ -92,7 +113,7 @@ struct TusObjectStore: Sendable {
     }
 
     /// The bytes of `tail` (fewer than a part of `partSize`).
-    func read(_ tail: TusObjectState.Tail, partSize: Int) async throws -> ByteBuffer {
+    func read(_ tail: State.Tail, partSize: Int) async throws -> ByteBuffer {
         let answer = try await client.send(.GET, key: tail.key, what: "reading the bytes past the parts of \(tail.key)", maxAnswerBytes: partSize)
         guard answer.bytes.readableBytes == tail.size else {
             throw ObjectStorageError.refused(what: "reading \(tail.key)", status: answer.status, code: nil,
@@ -102,14 +123,14 @@ struct TusObjectStore: Sendable {
     }
 
     /// Stores `bytes` as a new tail object of `id`.
-    func writeTail(_ bytes: ByteBuffer, id: String) async throws -> TusObjectState.Tail {
+    func writeTail(_ bytes: ByteBuffer, id: String) async throws -> State.Tail {
         let key = statePrefix + id + ".tail-" + UploadStore.randomName()
         _ = try await client.send(.PUT, key: key, body: bytes, what: "storing the bytes past the parts of \(id)")
-        return TusObjectState.Tail(key: key, size: Int64(bytes.readableBytes))
+        return State.Tail(key: key, size: Int64(bytes.readableBytes))
     }
 
     /// Begins the multipart upload of `state`'s object; returns its ID.
-    func beginMultipart(_ state: TusObjectState) async throws -> String {
+    func beginMultipart(_ state: State) async throws -> String {
         let answer = try await client.send(.POST, key: state.key, query: [("uploads", "")], fields: Self.objectFields(state.info),
                                            what: "beginning the multipart upload of \(state.key)")
         guard let id = S3XML.text(of: "UploadId", in: answer.body) else {
@@ -121,20 +142,20 @@ struct TusObjectStore: Sendable {
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
     /// attempt within the lease's duration: an attempt that outlived the lease could land
     /// after another receiver's part of the same number.
-    func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String) async throws -> TusObjectState.Part {
+    func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String) async throws -> State.Part {
         let answer = try await client.send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: bytes,
                                            what: "sending part \(number) of \(key)", timeout: .milliseconds(Int64(leaseSeconds * 1000)))
         guard let etag = answer.etag else {
             throw ObjectStorageError.refused(what: "sending part \(number) of \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
         }
-        return TusObjectState.Part(number: number, etag: etag, size: Int64(bytes.readableBytes))
+        return State.Part(number: number, etag: etag, size: Int64(bytes.readableBytes))
     }
 
     /// Makes the object of `state` from its parts — unless it is there already, whole (a
     /// completion taken up again after this step).
-    func completeMultipart(_ state: TusObjectState) async throws {
+    func completeMultipart(_ state: State) async throws {
         guard let uploadID = state.uploadID else { return }
-        if await size(of: state.key) == state.info.length { return }
+        if await size(of: state.key) == state.info.knownLength { return }
         let list = state.parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
         let answer = try await client.send(.POST, key: state.key, query: [("uploadId", uploadID)],
                                            body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"),
@@ -147,7 +168,7 @@ struct TusObjectStore: Sendable {
     }
 
     /// Stores a whole upload smaller than a part as one object, its SHA-256 in its metadata.
-    func putWhole(_ bytes: ByteBuffer, state: TusObjectState, sha256: String) async throws {
+    func putWhole(_ bytes: ByteBuffer, state: State, sha256: String) async throws {
         _ = try await client.send(.PUT, key: state.key, fields: Self.objectFields(state.info) + [("x-amz-meta-sha256", sha256)], body: bytes,
                                   what: "storing \(state.key)")
     }
@@ -176,7 +197,7 @@ struct TusObjectStore: Sendable {
 
     /// Removes what `state` left of the upload `id`: its multipart upload (aborted), its
     /// tail, its state and lease; its stored object too when `storedObject`.
-    func remove(_ id: String, state: TusObjectState, storedObject: Bool) async {
+    func remove(_ id: String, state: State, storedObject: Bool) async {
         var keys = [state.tail?.key, infoKey(id), leaseKey(id)].compactMap { $0 }
         if storedObject { keys.append(state.key) }
         if let uploadID = state.uploadID { await abort(uploadID, key: state.key) }
@@ -205,13 +226,13 @@ struct TusObjectStore: Sendable {
         try await NIOThreadPool.singleton.runIfActive { try events.recordNow(recorded) }
     }
 
-    private static func objectFields(_ info: TusUploadInfo) -> [SignatureV4.Field] {
-        guard let type = info.metadataValues["filetype"] ?? info.metadataValues["type"],
+    private static func objectFields(_ info: Info) -> [SignatureV4.Field] {
+        guard let type = info.objectContentType,
               !type.isEmpty, type.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return [] }
         return [("content-type", type)]
     }
 
-    private static func encoded(_ state: TusObjectState) throws -> ByteBuffer {
+    private static func encoded(_ state: State) throws -> ByteBuffer {
         ByteBuffer(bytes: try JSONEncoder().encode(state))
     }
 }

@@ -22,12 +22,10 @@ final class HeldLease: Sendable {
     /// Throws unless the lease is still held: not taken over, and not run out (a renewal
     /// that could not reach the store leaves it to run out).
     ///
-    /// - Throws: ``TusFailure`` 423.
+    /// - Throws: ``ObjectUploadFailure/leaseLost``.
     func check() throws {
         let (lease, lost) = state.withLock { ($0.lease, $0.lost) }
-        guard !lost, Date().timeIntervalSince1970 < lease.expires else {
-            throw TusFailure(.locked, "the upload's lease ran out while this request ran: ask for its offset again")
-        }
+        guard !lost, Date().timeIntervalSince1970 < lease.expires else { throw ObjectUploadFailure.leaseLost }
     }
 
     /// Renews the lease every third of `seconds` until cancelled, or until a renewal finds
