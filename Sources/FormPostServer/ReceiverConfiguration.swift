@@ -57,10 +57,10 @@ public struct ReceiverConfiguration: Sendable {
     public var durability: ReceiptDurability
     /// A bucket of object storage to store the files of multipart forms in, instead of
     /// ``directory`` (each receipt's file then names the `bucket` and its key
-    /// as `storedAs`); nil stores them in ``directory``. ``TusReceiver`` keeps its uploads
-    /// in the bucket too (under `PREFIX.tus/`, continued by any receiver on it; see
-    /// "Storing files in object storage"); ``ResumableUploadReceiver`` keeps the IETF
-    /// draft's in ``directory`` either way.
+    /// as `storedAs`); nil stores them in ``directory``. ``TusReceiver`` and
+    /// ``ResumableUploadReceiver`` keep their uploads in the bucket too (under `PREFIX.tus/`
+    /// and `PREFIX.resumable/`, continued by any receiver on it; see "Storing files in
+    /// object storage"); resumable forms of the IETF draft are then refused (415).
     public var objectStorage: ObjectStorage?
     /// Where a `post-finish` ``UploadEvent`` of each stored upload is recorded, durably,
     /// before the upload is answered complete (for ``UploadEventDelivery`` to hand on), or

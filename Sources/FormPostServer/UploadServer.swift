@@ -152,7 +152,7 @@ public struct UploadServer: Sendable {
             }
             if let authorization, let refusal = await authorization.check(&request, context: &context) { return refusal }
             if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
-                return UploadPage.response(head: request.method == .head, resumable: resumable != nil)
+                return UploadPage.response(head: request.method == .head, resumable: resumable?.takesForms == true)
             }
             if request.headers[.expect]?.lowercased() == "100-continue", [.post, .put, .patch].contains(request.method) {
                 // The body will be read: a client that waits for leave to send it (curl

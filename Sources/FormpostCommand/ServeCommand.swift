@@ -107,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
     var metrics = false
     @Option(name: .customLong("store"),
-            help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). tus uploads are kept in the bucket too (under PREFIX.tus/), so that every receiver on it can continue them; the store must honour conditional writes. IETF-draft uploads are then off.")
+            help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). tus and IETF-draft uploads are kept in the bucket too (under PREFIX.tus/ and PREFIX.resumable/), so that every receiver on it can continue them; the store must honour conditional writes. Resumable multipart forms are then refused (415) and the upload page sends its forms in one request.")
     var store: String?
     @Option(name: .customLong("s3-endpoint"), help: "The object store's address (scheme, host, port), for a store other than Amazon S3: http://127.0.0.1:9000.")
     var s3Endpoint: String?
@@ -232,7 +232,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let objectStorage {
             do {
                 try await objectStorage.check()
-                if !noTus { try await objectStorage.checkConditionalWrites() }
+                if !noTus || !noResumable { try await objectStorage.checkConditionalWrites() }
             } catch {
                 Descriptor.standardError.print("formpost: --store \(store ?? ""): \(error)\n")
                 throw ExitCode(Self.objectStoreUnavailableStatus)
@@ -262,10 +262,6 @@ struct ServeCommand: AsyncParsableCommand {
         var tus: TusReceiver?
         var resumable: ResumableUploadReceiver?
         do {
-            // IETF-draft uploads are kept on the local disk only: with object storage they
-            // would not be continued by another receiver, so they are off; tus uploads live
-            // in the bucket.
-            let noResumable = self.noResumable || objectStorage != nil
             tus = noTus ? nil : try TusReceiver(configuration: configuration, basePath: tusPath, expiry: .seconds(resumableExpiry))
             resumable = noResumable ? nil : try ResumableUploadReceiver(receiver: receiver, basePath: resumablePath, expiry: .seconds(resumableExpiry))
         } catch let error as ReceiverSetupError {

@@ -9,7 +9,7 @@ import Multipart
 /// created it targeted, the representation's length once known, and once complete the
 /// target's answer. Saved as JSON beside the upload's data, so that an upload survives a
 /// restart of the server.
-struct DraftUploadInfo: Codable {
+struct DraftUploadInfo: Codable, Equatable, Sendable {
     /// When the upload was created, in seconds since 1970.
     var created: Double
     /// The representation's length (`Upload-Length`, or deduced), once known.
@@ -51,4 +51,35 @@ struct DraftUploadInfo: Codable {
 
     /// Whether the representation is a form, which the receiver parses.
     var isForm: Bool { contentType.lowercased().hasPrefix("multipart/form-data") }
+}
+
+extension DraftUploadInfo {
+    /// The receipt of this representation (not a form) of `size` bytes, stored as
+    /// `completion` says (in `bucket`, for object storage): one file, named by its
+    /// `Content-Disposition`, else by the upload's `id`.
+    func receipt(id: String, size: Int64, as completion: UploadCompletion, bucket: String? = nil) -> Receipt {
+        let filename = contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
+        return Receipt(fields: [], files: [Receipt.File(name: "file", filename: filename, contentType: contentType, size: size,
+                                                        sha256: completion.sha256, storedAs: completion.storedAs, bucket: bucket)])
+    }
+}
+
+/// A draft upload in object storage (never a form): stored once its ``answer`` is set.
+extension DraftUploadInfo: ObjectUploadInfo {
+    static var uploadProtocol: UploadProtocol { .ietf }
+    var knownLength: Int64? { length }
+    var isStored: Bool { answer != nil }
+    var objectContentType: String? { contentType }
+
+    func stored(id: String, as completion: UploadCompletion, bucket: String) -> DraftUploadInfo {
+        var done = self
+        done.completing = nil
+        let receipt = receipt(id: id, size: length ?? 0, as: completion, bucket: bucket)
+        done.answer = StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
+        return done
+    }
+
+    func finishedEvent(basePath: String) -> UploadEvent.Upload {
+        event(receipt: answer.flatMap { try? JSONDecoder().decode(Receipt.self, from: Data($0.json.utf8)) } ?? Receipt())
+    }
 }

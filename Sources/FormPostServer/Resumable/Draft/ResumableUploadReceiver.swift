@@ -67,6 +67,8 @@ public struct ResumableUploadReceiver: Sendable {
     /// The parses of forms in progress, kept between their appends.
     let formProgresses = FormProgresses()
     let retries = CompletionRetries()
+    /// Where uploads are kept when the configuration names object storage, else nil (the disk).
+    let objects: DraftObjects?
     let logger: Logger
     private let lifetime: UploadExpiry
     private let admission: UploadAdmission
@@ -119,6 +121,11 @@ public struct ResumableUploadReceiver: Sendable {
                                     name: "resumable", fileMode: receiver.configuration.storedFileMode, events: receiver.configuration.events)
         store.completionFault = completionFault
         self.store = store
+        let configuration = receiver.configuration
+        objects = configuration.objectStorage.map { storage in
+            DraftObjects(client: S3Client(storage: storage), name: "resumable", partSize: ObjectStorage.partSize(maxFileSize: configuration.maxFileSize),
+                         leaseSeconds: Double(storage.leaseDuration.components.seconds), events: configuration.events)
+        }
         self.logger = logger
         self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries,
                                      kind: .ietf)
@@ -142,6 +149,11 @@ public struct ResumableUploadReceiver: Sendable {
             || DraftInterop.asksForResumableUpload(request.headers)
     }
 
+    /// Whether it takes resumable `multipart/form-data` forms: on the disk, yes; with object
+    /// storage, no (415: each file goes as a resumable upload of its own, or the form in
+    /// one request), and the upload page sends its forms in one request.
+    public var takesForms: Bool { objects == nil }
+
     /// Sets `formpost_uploads_in_progress{protocol="ietf"}` to the uploads kept
     /// unfinished (``ReceiverMetrics``): when the metrics are scraped.
     func reportInProgress() {
@@ -160,6 +172,8 @@ public struct ResumableUploadReceiver: Sendable {
         } catch let failure as DraftFailure {
             response = failure.response
             if let complete = failure.complete { DraftInterop.mark(&response.headers, complete: complete, version: version) }
+        } catch let failure as ObjectUploadFailure {
+            response = UploadReceiver.json(ErrorBody(error: failure.message), status: failure.status)
         } catch {
             let (message, status) = UploadReceiver.errorAnswer(for: error)
             switch error {
@@ -169,6 +183,7 @@ public struct ResumableUploadReceiver: Sendable {
                 if UploadReceiver.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
             }
             response = UploadReceiver.json(ErrorBody(error: message), status: status)
+            if let failure = error as? ObjectStorageError, failure.isTransient { response.headers[.retryAfter] = "5" }
         }
         line.log(request, answered: response, client: ClientAddress.logged(context),
                  upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)
@@ -185,6 +200,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         let id = path.dropFirst(basePath.count).drop { $0 == "/" }
         guard UploadStore.isValidID(id) else { throw DraftFailure(.notFound, "no such upload") }
+        if let objects { return try await routeObject(request, id: String(id), channel: channel, version: version, in: objects) }
         switch request.method {
         case .head, .get: return try await state(String(id), channel: channel, version: version, head: request.method == .head)
         case .patch: return try await append(request, id: String(id), channel: channel, version: version)
@@ -220,6 +236,7 @@ public struct ResumableUploadReceiver: Sendable {
                                    contentType: contentType, contentDisposition: request.headers[.contentDisposition])
         info.client = client
         info.granted = granted
+        if let objects { return try await createObject(request, info: info, completes: completes, channel: channel, version: version, in: objects) }
         let (store, receiver, created) = (self.store, self, info)
         let (id, token) = try await threadPool.runIfActive {
             do {
@@ -234,12 +251,7 @@ public struct ResumableUploadReceiver: Sendable {
         let location = basePath + "/" + id
         defer { locks.release(id, token: token) }
         ReceiverMetrics.upload(.ietf, .created)
-        if let channel, let version, DraftInterop.supported.contains(version) {
-            await InterimResponse.send(.uploadResumptionSupported, fields: [
-                .location: location, .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version),
-                .uploadDraftInteropVersion: String(version),
-            ], on: channel)
-        }
+        await announceResumption(at: location, info: info, channel: channel, version: version)
         let (outcome, received) = try await write(request.body, to: id, info: info, at: 0, version: version)
         if outcome.cut {
             logger.notice("\(request.method) \(request.uri.path) cut at \(outcome.offset) bytes; upload \(id) kept")
@@ -254,6 +266,16 @@ public struct ResumableUploadReceiver: Sendable {
                                    .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version)]
         DraftInterop.mark(&headers, complete: false, version: version)
         return Response(status: .created, headers: headers)
+    }
+
+    /// Tells a client that speaks a supported interop version where its new upload
+    /// resource is, in a `104` interim response, before its body is read.
+    func announceResumption(at location: String, info: DraftUploadInfo, channel: (any Channel)?, version: Int?) async {
+        guard let channel, let version, DraftInterop.supported.contains(version) else { return }
+        await InterimResponse.send(.uploadResumptionSupported, fields: [
+            .location: location, .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version),
+            .uploadDraftInteropVersion: String(version),
+        ], on: channel)
     }
 
     /// Where an upload stands: `HEAD` (no content) and `GET` (its state as JSON, or once
@@ -273,8 +295,11 @@ public struct ResumableUploadReceiver: Sendable {
         return response
     }
 
-    /// `PATCH`: appends at the upload's offset; with `Upload-Complete: ?1`, the last bytes.
-    private func append(_ request: Request, id: String, channel: (any Channel)?, version: Int?) async throws -> Response {
+    /// The offset an append claims and whether it completes the upload, from its fields.
+    ///
+    /// - Throws: ``DraftFailure`` 415 for an append of another media type than the
+    ///   version's, 400 without a valid `Upload-Offset` or `Upload-Complete`.
+    static func appending(_ request: Request, version: Int?) throws -> (claimed: Int64, completes: Bool) {
         if DraftInterop.requiresPartialUploadType(version) {
             let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingOptionalWhitespace().lowercased() }
             guard type == DraftInterop.partialUpload else {
@@ -287,15 +312,25 @@ public struct ResumableUploadReceiver: Sendable {
         guard let completes = DraftInterop.completes(request.headers, version: version) else {
             throw DraftFailure(.badRequest, "Upload-Complete is missing or not a Boolean (?0 or ?1)")
         }
+        return (claimed, completes)
+    }
+
+    /// The answer to an append that claims another offset than the upload's: 409, the
+    /// problem document, and the offset.
+    static func mismatchingOffset(expected: Int64, provided: Int64) -> DraftFailure {
+        var response = UploadReceiver.json(UploadProblem.mismatchingOffset(expected: expected, provided: provided), status: .conflict)
+        response.headers[.contentType] = "application/problem+json"
+        response.headers[.uploadOffset] = String(expected)
+        return DraftFailure(response: response, complete: false)
+    }
+
+    /// `PATCH`: appends at the upload's offset; with `Upload-Complete: ?1`, the last bytes.
+    private func append(_ request: Request, id: String, channel: (any Channel)?, version: Int?) async throws -> Response {
+        let (claimed, completes) = try Self.appending(request, version: version)
         guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
         var (info, offset) = try await current(id)
-        guard claimed == offset else {
-            var response = UploadReceiver.json(UploadProblem.mismatchingOffset(expected: offset, provided: claimed), status: .conflict)
-            response.headers[.contentType] = "application/problem+json"
-            response.headers[.uploadOffset] = String(offset)
-            throw DraftFailure(response: response, complete: false)
-        }
+        guard claimed == offset else { throw Self.mismatchingOffset(expected: offset, provided: claimed) }
         if let answer = info.answer {
             // The final answer of a complete upload, again: for a client that lost it.
             guard completes, (request.headers[.contentLength].flatMap(Int64.init) ?? 0) == 0 else {
@@ -466,9 +501,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// its data when nil); returns its answer. It blocks on the file system.
     private static func storeFile(_ id: String, info: DraftUploadInfo, offset: Int64, sha256: String?, in store: UploadStore) throws -> StoredAnswer {
         let completion = try info.completing ?? store.plannedCompletion(id, sha256: sha256)
-        let filename = info.contentDisposition.flatMap { ContentDispositionValue(parsing: $0)?.filename } ?? id
-        let receipt = Receipt(fields: [], files: [Receipt.File(name: "file", filename: filename, contentType: info.contentType,
-                                                               size: offset, sha256: completion.sha256, storedAs: completion.storedAs)])
+        let receipt = info.receipt(id: id, size: offset, as: completion)
         let answer = StoredAnswer(status: 200, json: String(decoding: UploadReceiver.encodeJSON(receipt), as: UTF8.self))
         var pending = info, done = info
         pending.completing = completion
@@ -526,7 +559,7 @@ public struct ResumableUploadReceiver: Sendable {
     }
 
     /// A kept answer, as a response with `Upload-Complete: ?1`.
-    private func replay(_ answer: StoredAnswer, version: Int?) -> Response {
+    func replay(_ answer: StoredAnswer, version: Int?) -> Response {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         DraftInterop.mark(&headers, complete: true, version: version)
         return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: answer.json)))
@@ -602,21 +635,21 @@ public struct ResumableUploadReceiver: Sendable {
 
     /// The limits of an upload of `contentType` (any, when nil): a form may be as large
     /// as a request body may be; another representation, as a file may be.
-    private func limits(contentType: String?, info: DraftUploadInfo?) -> UploadLimits {
+    func limits(contentType: String?, info: DraftUploadInfo?) -> UploadLimits {
         let configuration = receiver.configuration
         let isForm = contentType.map { $0.lowercased().hasPrefix("multipart/form-data") } ?? true
         let maxSize = isForm ? configuration.maxBodySize : min(configuration.maxBodySize, configuration.maxFileSize)
         return UploadLimits(maxSize: maxSize, maxAge: lifetime.secondsLeft(created: info?.created ?? Date().timeIntervalSince1970))
     }
 
-    private func tooLarge(contentType: String, version: Int?) -> DraftFailure {
+    func tooLarge(contentType: String, version: Int?) -> DraftFailure {
         let limits = limits(contentType: contentType, info: nil)
         var response = UploadReceiver.json(ErrorBody(error: "the upload exceeds the limit of \(limits.maxSize ?? 0) bytes"), status: .contentTooLarge)
         response.headers[.uploadLimit] = limits.fieldValue(interopVersion: version)
         return DraftFailure(response: response, complete: false)
     }
 
-    private static func problem(_ problem: UploadProblem) -> Response {
+    static func problem(_ problem: UploadProblem) -> Response {
         var response = UploadReceiver.json(problem, status: .badRequest)
         response.headers[.contentType] = "application/problem+json"
         return response

@@ -1,5 +1,5 @@
 /// An answer kept to be given again: its status and JSON body.
-struct StoredAnswer: Codable {
+struct StoredAnswer: Codable, Equatable, Sendable {
     var status: Int
     var json: String
 }

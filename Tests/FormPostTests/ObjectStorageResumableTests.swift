@@ -5,11 +5,12 @@ import Testing
 import Glibc
 #endif
 
-/// tus uploads kept in object storage and continued by any receiver: two `formpost serve
-/// --store` processes on one moto bucket, behind a proxy that sends each connection to the
-/// next receiver in turn (Tests/Interop/cutting_proxy.py), the object read back with boto3.
-@Suite("tus in object storage, across receivers", .serialized, .timeLimit(.minutes(5)))
-struct ObjectStorageTusTests {
+/// Resumable uploads (tus and the IETF draft) kept in object storage and continued by any
+/// receiver: two `formpost serve --store` processes on one moto bucket, behind a proxy that
+/// sends each connection to the next receiver in turn (Tests/Interop/cutting_proxy.py), the
+/// object read back with boto3.
+@Suite("Resumable uploads in object storage, across receivers", .serialized, .timeLimit(.minutes(5)))
+struct ObjectStorageResumableTests {
     /// Two receivers on `store`'s bucket, their leases lasting `lease` seconds, and the
     /// proxy in front of them, cutting its first `cuts` connections after 5 MB.
     final class Receivers: Sendable {
@@ -42,7 +43,10 @@ struct ObjectStorageTusTests {
             for port in ports + [proxyPort] { try await RawSocket.waitForListener(port: port, attempts: 1200) }
         }
 
-        var endpoint: String { "http://127.0.0.1:\(proxyPort)/files" }
+        /// Where uploads of `protocolName` (`tus`, `ietf`) begin, through the proxy.
+        func endpoint(_ protocolName: String = "tus") -> String {
+            "http://127.0.0.1:\(proxyPort)" + (protocolName == "tus" ? "/files" : "/upload")
+        }
 
         /// What receiver `index` (0 or 1) has logged so far.
         func log(_ index: Int) -> String {
@@ -79,23 +83,26 @@ struct ObjectStorageTusTests {
     /// The stored objects (the uploads' state objects left out), and multipart uploads in progress.
     func stored(in store: MotoStore) async throws -> (objects: [MotoStore.Object], multipart: [String]) {
         let contents = try await store.contents()
-        return (contents.objects.filter { !$0.key.hasPrefix("shared/.tus/") }, contents.multipartUploads)
+        return (contents.objects.filter { !$0.key.hasPrefix("shared/.tus/") && !$0.key.hasPrefix("shared/.resumable/") }, contents.multipartUploads)
     }
 
-    @Test("formpost --resumable tus through a proxy alternating two receivers and cutting connections, one receiver killed (SIGKILL) mid-upload: the object is whole, tagged with its SHA-256, no part left over; both receivers took appends")
-    func formpostAcrossReceiversWithOneKilled() async throws {
+    @Test("formpost --resumable tus and ietf through a proxy alternating two receivers and cutting connections, one receiver killed (SIGKILL) mid-upload: the object is whole, tagged with its SHA-256, no part left over; both receivers took appends",
+          arguments: ["tus", "ietf"])
+    func formpostAcrossReceiversWithOneKilled(protocolName: String) async throws {
         let store = try await MotoStore()
         let receivers = try await Receivers(store: store, cuts: 2)
         let size = 40 << 20
         let path = try await randomFile(receivers.directory, "forty.bin", size: size)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let client = try ChildProcess("env", ["XDG_STATE_HOME=" + receivers.directory.path + "/state", formpostBinary, "-s", "--json", "--resumable", "tus",
-                                              "--chunk-size", "4M", "--retry", "50", "--retry-delay", "0.5", "--limit-rate", "8M", "-T", path, receivers.endpoint])
+        let client = try ChildProcess("env", ["XDG_STATE_HOME=" + receivers.directory.path + "/state", formpostBinary, "-s", "--json", "--resumable", protocolName,
+                                              "--chunk-size", "4M", "--retry", "50", "--retry-delay", "0.5", "--limit-rate", "8M", "-T", path,
+                                              receivers.endpoint(protocolName)])
+        let appended = protocolName == "tus" ? "] PATCH /files/" : "] PATCH /uploads/"
         // The first receiver dies mid-append: once it has taken an append, at a moment when the
         // client's connection (the proxy's latest) goes to it.
         let killed = try await offPool { () -> Bool in
             for _ in 0..<2400 {
-                let tookOne = receivers.log(0).split(separator: "\n").contains { $0.contains("] PATCH /files/") && $0.contains("status=204") }
+                let tookOne = receivers.log(0).split(separator: "\n").contains { $0.contains(appended) && $0.contains("status=204") }
                 if tookOne, receivers.proxyLog.last { $0.hasPrefix("connected to") } == "connected to \(receivers.ports[0])" {
                     kill(receivers.processes[0].pid, SIGKILL)
                     return true
@@ -114,10 +121,10 @@ struct ObjectStorageTusTests {
         #expect(multipart.isEmpty, "\(multipart)")
         #expect(receivers.proxyLog.filter { $0.hasPrefix("cut after") }.count == 2)
         for log in logs {
-            #expect(log.contains("] PATCH /files/") && log.contains("status=204"), "a receiver took no append: \(log)")
+            #expect(log.contains(appended) && log.contains("status=204"), "a receiver took no append: \(log)")
         }
-        let killedLast = logs[0].split(separator: "\n").last { $0.contains("PATCH /files/") } ?? ""
-        print("object storage tus: the killed receiver's last request line: \(killedLast)")
+        let killedLast = logs[0].split(separator: "\n").last { $0.contains(appended) } ?? ""
+        print("object storage \(protocolName): the killed receiver's last request line: \(killedLast)")
     }
 
     @Test("tuspy (an independent tus client) through the alternating, cutting proxy: its upload's object is whole")
@@ -128,7 +135,7 @@ struct ObjectStorageTusTests {
         let path = try await randomFile(receivers.directory, "tuspy.bin", size: size)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
         let uploaded = try await offPool {
-            try ChildProcess("env", ["TUS_RETRY_DELAY=0.5", "python3", Subprocess.interopScript("tus_upload.py"), receivers.endpoint, path, String(3 << 20)])
+            try ChildProcess("env", ["TUS_RETRY_DELAY=0.5", "python3", Subprocess.interopScript("tus_upload.py"), receivers.endpoint(), path, String(3 << 20)])
                 .finish(timeout: 240)
         }
         #expect(uploaded.status == 0, "\(String(decoding: uploaded.stderr, as: UTF8.self))")
@@ -184,7 +191,59 @@ struct ObjectStorageTusTests {
         #expect(multipart.isEmpty)
     }
 
-    @Test("a store that ignores conditional writes: formpost serve --store refuses to start (exit 69, saying so) rather than leave tus uploads unlocked; with --no-tus it starts")
+    @Test("the IETF draft in object storage, with curl on two receivers: an upload of unknown length created on one, appended to on the other and completed on the first answers the receipt naming the bucket, and the other's HEAD says complete; 12 MiB in one request is stored from parts; a resumable form is refused (415) and the page sends forms in one request")
+    func draftAcrossReceivers() async throws {
+        let store = try await MotoStore()
+        let receivers = try await Receivers(store: store, cuts: 0, lease: 60)
+        let base = receivers.ports.map { "http://127.0.0.1:\($0)" }
+        let size = 12 << 20
+        let path = try await randomFile(receivers.directory, "twelve.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let form = try await randomFile(receivers.directory, "form.bin", size: 1000)
+        let draft = ["-H", "Upload-Draft-Interop-Version: 6"]
+        let append = { @Sendable (target: String, offset: Int, complete: Bool, data: String) in
+            try SignedUploadServeTests.curl(["-D", "-", "-X", "PATCH"] + draft + ["-H", "Upload-Offset: \(offset)", "-H", "Upload-Complete: ?\(complete ? 1 : 0)",
+                                              "-H", "Content-Type: application/partial-upload", "--data-binary", data, target])
+        }
+        let (created, middle, midway, last, after) = try await offPool {
+            let created = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST"] + draft + ["-H", "Upload-Complete: ?0", "-H", "Content-Type: text/plain",
+                                                         "-H", "Content-Disposition: attachment; filename=\"hello.txt\"", "--data-binary", "", base[0] + "/upload"])
+            let location = created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
+                .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/uploads/none"
+            let middle = try append(base[1] + location, 0, false, "hello ")
+            let midway = try SignedUploadServeTests.curl(["-I"] + draft + [base[0] + location])
+            let last = try append(base[0] + location, 6, true, "world")
+            return (created, middle, midway, last, try SignedUploadServeTests.curl(["-I"] + draft + [base[1] + location]))
+        }
+        #expect(created.status == 201 && created.body.contains("104"), "\(created.body)")
+        #expect(middle.status == 204 && middle.body.lowercased().contains("upload-offset: 6"), "\(middle.body)")
+        #expect(midway.body.lowercased().contains("upload-offset: 6") && midway.body.lowercased().contains("upload-complete: ?0"), "\(midway.body)")
+        #expect(last.status == 200, "\(last.body)")
+        let receipt = try JSONDecoder().decode(Receipt.self, from: Data((last.body.components(separatedBy: "\r\n\r\n").last ?? "").utf8))
+        #expect(receipt.files.count == 1 && receipt.files.first?.size == 11 && receipt.files.first?.filename == "hello.txt"
+                && receipt.files.first?.bucket == store.bucket && receipt.files.first?.sha256 == sha256Hex(Data("hello world".utf8)), "\(receipt)")
+        #expect(after.body.lowercased().contains("upload-complete: ?1") && after.body.lowercased().contains("upload-offset: 11"), "\(after.body)")
+        let (whole, refusedForm, page) = try await offPool {
+            (try SignedUploadServeTests.curl(["-X", "POST"] + draft + ["-H", "Upload-Complete: ?1", "--data-binary", "@" + path, base[1] + "/upload"]),
+             try SignedUploadServeTests.curl(draft + ["-H", "Upload-Complete: ?1", "-F", "f=@" + form, base[0] + "/upload"]),
+             try SignedUploadServeTests.curl([base[0] + "/"]))
+        }
+        #expect(whole.status == 200, "\(whole.body)")
+        let wholeReceipt = try? JSONDecoder().decode(Receipt.self, from: Data(whole.body.utf8))
+        #expect(wholeReceipt?.files.first?.sha256 == expected && wholeReceipt?.files.first?.size == Int64(size), "\(whole.body)")
+        #expect(refusedForm.status == 415 && refusedForm.body.contains("not kept in object storage"), "\(refusedForm.body)")
+        #expect(page.body.contains(#"data-resumable="false""#))
+        _ = try await offPool { try receivers.stop() }
+        let (objects, multipart) = try await stored(in: store)
+        #expect(objects.count == 2 && objects.contains { $0.size == 11 && $0.sha256 == sha256Hex(Data("hello world".utf8)) }
+                && objects.contains { $0.size == size && $0.sha256 == expected && $0.tags["sha256"] == expected }, "\(objects)")
+        #expect(multipart.isEmpty, "\(multipart)")
+        // What the uploads keep beside their objects: their states, no tail, no lease.
+        let kept = try await store.contents().objects.map(\.key).filter { $0.hasPrefix("shared/.resumable/") }
+        #expect(kept.count == 2 && kept.allSatisfy { $0.hasSuffix(".info") }, "\(kept)")
+    }
+
+    @Test("a store that ignores conditional writes: formpost serve --store refuses to start (exit 69, saying so) rather than leave resumable uploads unlocked; with --no-tus alone too; with --no-tus --no-resumable it starts")
     func storeWithoutConditionalWrites() async throws {
         let store = try await MotoStore()
         let port = try freePort()
@@ -200,8 +259,10 @@ struct ObjectStorageTusTests {
         let message = String(decoding: refused.stderr, as: UTF8.self)
         #expect(refused.status == 69, "\(message)")
         #expect(message.contains("does not support conditional writes"), "\(message)")
+        let draftOnly = try await offPool { try serve(0, ["--no-tus"]).finish(timeout: 60) }
+        #expect(draftOnly.status == 69, "\(String(decoding: draftOnly.stderr, as: UTF8.self))")
         let listen = try freePort()
-        let started = try serve(listen, ["--no-tus"])
+        let started = try serve(listen, ["--no-tus", "--no-resumable"])
         defer { started.stop() }
         try await RawSocket.waitForListener(port: listen, attempts: 1200)
         try await offPool { started.stop() }
