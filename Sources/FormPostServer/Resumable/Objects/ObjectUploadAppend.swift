@@ -11,14 +11,15 @@ import NIOCore
 /// upload's parts (its tail object) are read first, the request's body gathers after them,
 /// and each full part is sent to the multipart upload while the next gathers (at most two
 /// parts' bytes held). What is left at the end — fewer bytes than a part — waits for the
-/// caller: in a new tail object, or as the last part when the upload is complete. Nothing
+/// caller: in a new tail object, or as the last part when the upload is complete. The
+/// parts go through an ``S3PartPipeline``. Nothing
 /// counts until the caller saves the state naming it (``ObjectUploadStore/save(_:id:replacing:)``).
 /// An append whose lease ran out (``HeldLease``) stops before it sends another part.
 struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     /// How the body ended.
     struct Outcome {
         /// The parts the state names now: its own and those sent.
-        var parts: [ObjectUploadState<Info>.Part]
+        var parts: [S3Part]
         /// The multipart upload, begun by this append if it was the first to fill a part.
         var uploadID: String?
         /// The bytes past ``parts``: the old tail's and the body's.
@@ -49,12 +50,33 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     ///   ``ObjectUploadFailure/leaseLost`` when the lease was lost.
     mutating func run(_ body: RequestBody, digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async throws -> Outcome {
         let partSize = store.partSize(of: state)
-        var gathering = ByteBuffer()
-        if let tail = state.tail { gathering = try await store.read(tail, partSize: partSize) }
-        gathering.reserveCapacity(partSize)
+        var gathered = ByteBuffer()
+        if let tail = state.tail { gathered = try await store.read(tail, partSize: partSize) }
+        let (store, state, lease) = (store, state, lease)
+        var pipeline = S3PartPipeline(client: store.client, key: state.key, partSize: partSize, uploadID: state.uploadID, parts: state.parts,
+                                      gathered: gathered, partTimeout: store.partTimeout, beforeEachPart: { try lease.check() }) {
+            try await store.beginMultipart(state)
+        }
         var outcome = Outcome(parts: state.parts, uploadID: state.uploadID, rest: ByteBuffer(), received: 0, cut: false, overflowed: false)
-        var sending: Task<(ObjectUploadState<Info>.Part, ByteBuffer), any Error>?
-        defer { sending?.cancel() }
+        let pumped: Result<Void, any Error>
+        do {
+            try await pump(body, into: &pipeline, outcome: &outcome, digest: &digest, checksum: &checksum)
+            try await pipeline.settle()
+            pumped = .success(())
+        } catch {
+            await pipeline.cancel()
+            pumped = .failure(error)
+        }
+        // A multipart upload begun here is named by no state until the caller saves one.
+        if pipeline.uploadID != state.uploadID { begun = pipeline.uploadID }
+        try pumped.get()
+        (outcome.parts, outcome.uploadID, outcome.rest) = (pipeline.parts, pipeline.uploadID, pipeline.gathering)
+        return outcome
+    }
+
+    /// Feeds `body` into `pipeline`, up to ``room``; a body that fails is a cut request.
+    private func pump(_ body: RequestBody, into pipeline: inout S3PartPipeline, outcome: inout Outcome, digest: inout SHA256Hasher?,
+                      checksum: inout ChecksumHasher?) async throws {
         var iterator = body.makeAsyncIterator()
         while true {
             let next: ByteBuffer?
@@ -62,9 +84,9 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
                 next = try await iterator.next()
             } catch {
                 outcome.cut = true
-                break
+                return
             }
-            guard var buffer = next else { break }
+            guard var buffer = next else { return }
             if Int64(buffer.readableBytes) > room - outcome.received {
                 outcome.overflowed = true
                 buffer = buffer.getSlice(at: buffer.readerIndex, length: Int(room - outcome.received))!
@@ -74,31 +96,9 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
                 checksum?.update(bytes)
             }
             outcome.received += Int64(buffer.readableBytes)
-            while buffer.readableBytes > 0 {
-                var slice = buffer.readSlice(length: min(buffer.readableBytes, partSize - gathering.readableBytes))!
-                gathering.writeBuffer(&slice)
-                guard gathering.readableBytes == partSize else { continue }
-                // A full part: sent once the one before has gone, while the next gathers.
-                let spare = try await awaitPart(&sending, into: &outcome)
-                try lease.check()
-                if outcome.uploadID == nil {
-                    outcome.uploadID = try await store.beginMultipart(state)
-                    begun = outcome.uploadID
-                }
-                let (store, part, number, key, uploadID) = (store, gathering, outcome.parts.count + 1, state.key, outcome.uploadID!)
-                sending = Task { (try await store.sendPart(part, number: number, key: key, uploadID: uploadID), part) }
-                if var spare {
-                    spare.clear()
-                    gathering = spare
-                } else {
-                    gathering = ByteBufferAllocator().buffer(capacity: partSize)
-                }
-            }
-            if outcome.overflowed { break }
+            try await pipeline.write(buffer)
+            if outcome.overflowed { return }
         }
-        _ = try await awaitPart(&sending, into: &outcome)
-        outcome.rest = gathering
-        return outcome
     }
 
     /// Aborts the multipart upload this append began, when no state will name it (the
@@ -106,14 +106,5 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     func abandon() async {
         guard let begun else { return }
         await store.abort(begun, key: state.key)
-    }
-
-    /// Waits for the part being sent, if any, and counts it; returns its buffer for reuse.
-    private func awaitPart(_ sending: inout Task<(ObjectUploadState<Info>.Part, ByteBuffer), any Error>?, into outcome: inout Outcome) async throws -> ByteBuffer? {
-        guard let task = sending else { return nil }
-        sending = nil
-        let (part, buffer) = try await task.value
-        outcome.parts.append(part)
-        return buffer
     }
 }

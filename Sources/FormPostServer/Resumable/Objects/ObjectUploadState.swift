@@ -8,11 +8,7 @@
 /// every byte is in its parts (or its object): its offset is its length.
 struct ObjectUploadState<Info: ObjectUploadInfo>: Codable, Equatable {
     /// One part of the multipart upload.
-    struct Part: Codable, Equatable {
-        var number: Int
-        var etag: String
-        var size: Int64
-    }
+    typealias Part = S3Part
 
     /// The object holding the bytes past the parts.
     struct Tail: Codable, Equatable {

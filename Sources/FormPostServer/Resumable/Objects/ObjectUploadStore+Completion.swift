@@ -65,7 +65,7 @@ extension ObjectUploadStore {
         do {
             try await completeMultipart(state)
             let sha256 = completion.sha256.isEmpty ? try await self.sha256(of: state.key) : completion.sha256
-            if state.uploadID != nil { try await tag(state.key, sha256: sha256) }
+            if state.uploadID != nil { try await client.tagSHA256(of: state.key, sha256) }
             var done = state
             done.info = state.info.stored(id: id, as: UploadCompletion(storedAs: state.key, sha256: sha256, event: completion.event),
                                           bucket: client.storage.bucket)

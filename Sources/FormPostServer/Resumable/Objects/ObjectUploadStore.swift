@@ -131,24 +131,17 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
 
     /// Begins the multipart upload of `state`'s object; returns its ID.
     func beginMultipart(_ state: State) async throws -> String {
-        let answer = try await client.send(.POST, key: state.key, query: [("uploads", "")], fields: Self.objectFields(state.info),
-                                           what: "beginning the multipart upload of \(state.key)")
-        guard let id = S3XML.text(of: "UploadId", in: answer.body) else {
-            throw ObjectStorageError.refused(what: "beginning a multipart upload", status: answer.status, code: nil, message: "no UploadId in the answer")
-        }
-        return id
+        try await client.beginMultipartUpload(of: state.key, fields: Self.objectFields(state.info))
     }
 
+    /// Each attempt to send a part ends within the lease's duration: an attempt that
+    /// outlived the lease could land after another receiver's part of the same number.
+    var partTimeout: TimeAmount { .milliseconds(Int64(leaseSeconds * 1000)) }
+
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
-    /// attempt within the lease's duration: an attempt that outlived the lease could land
-    /// after another receiver's part of the same number.
+    /// attempt within ``partTimeout``.
     func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String) async throws -> State.Part {
-        let answer = try await client.send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: bytes,
-                                           what: "sending part \(number) of \(key)", timeout: .milliseconds(Int64(leaseSeconds * 1000)))
-        guard let etag = answer.etag else {
-            throw ObjectStorageError.refused(what: "sending part \(number) of \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
-        }
-        return State.Part(number: number, etag: etag, size: Int64(bytes.readableBytes))
+        try await client.sendPart(bytes, number: number, of: key, uploadID: uploadID, timeout: partTimeout)
     }
 
     /// Makes the object of `state` from its parts — unless it is there already, whole (a
@@ -156,27 +149,13 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     func completeMultipart(_ state: State) async throws {
         guard let uploadID = state.uploadID else { return }
         if await size(of: state.key) == state.info.knownLength { return }
-        let list = state.parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
-        let answer = try await client.send(.POST, key: state.key, query: [("uploadId", uploadID)],
-                                           body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"),
-                                           what: "completing the multipart upload of \(state.key)")
-        // S3 may answer 200 and then fail the completion in the body.
-        if answer.body.contains("<Error>") {
-            throw ObjectStorageError.refused(what: "completing the multipart upload of \(state.key)", status: answer.status,
-                                             code: S3XML.text(of: "Code", in: answer.body), message: S3XML.text(of: "Message", in: answer.body))
-        }
+        try await client.completeMultipartUpload(of: state.key, uploadID: uploadID, parts: state.parts)
     }
 
     /// Stores a whole upload smaller than a part as one object, its SHA-256 in its metadata.
     func putWhole(_ bytes: ByteBuffer, state: State, sha256: String) async throws {
         _ = try await client.send(.PUT, key: state.key, fields: Self.objectFields(state.info) + [("x-amz-meta-sha256", sha256)], body: bytes,
                                   what: "storing \(state.key)")
-    }
-
-    /// Tags the object `key` with its SHA-256 (`sha256`), as multipart forms' objects are.
-    func tag(_ key: String, sha256: String) async throws {
-        let tagging = "<Tagging><TagSet><Tag><Key>sha256</Key><Value>\(sha256)</Value></Tag></TagSet></Tagging>"
-        _ = try await client.send(.PUT, key: key, query: [("tagging", "")], body: ByteBuffer(string: tagging), what: "tagging \(key)")
     }
 
     /// The SHA-256 of the object `key`, read back from the store (an upload whose bytes
@@ -207,16 +186,12 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     /// Aborts the multipart upload `uploadID` of `key`, best effort (what is left, the
     /// bucket's `AbortIncompleteMultipartUpload` rule removes).
     func abort(_ uploadID: String, key: String) async {
-        let client = client
-        await Task {
-            _ = try? await client.send(.DELETE, key: key, query: [("uploadId", uploadID)], what: "aborting the multipart upload of \(key)", attempts: 2)
-        }.value
+        await client.abortMultipartUpload(of: key, uploadID: uploadID, attempts: 2)
     }
 
     /// Removes the object `key`, best effort (what is left, a lifecycle rule removes).
     func removeObject(_ key: String) async {
-        let client = client
-        await Task { _ = try? await client.send(.DELETE, key: key, what: "removing \(key)", attempts: 2) }.value
+        await client.sendDetached(.DELETE, key: key, what: "removing \(key)", attempts: 2)
     }
 
     /// Records `upload`'s event of `type` under `event` in ``events``, if there are.

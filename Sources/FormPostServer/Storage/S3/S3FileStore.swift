@@ -25,14 +25,6 @@ struct S3FileStore: FormFileStore {
     func finish(stored: [String]) async throws {}
 
     func remove(stored: [String]) async {
-        for key in stored { await Self.remove(key, with: client) }
-    }
-
-    /// Deletes `key`, in a task of its own (the request's may be cancelled, its client
-    /// gone), ignoring a failure: what cannot be removed stays for the bucket's owner.
-    static func remove(_ key: String, with client: S3Client) async {
-        await Task {
-            _ = try? await client.send(.DELETE, key: key, what: "removing \(key)")
-        }.value
+        for key in stored { await client.sendDetached(.DELETE, key: key, what: "removing \(key)") }
     }
 }

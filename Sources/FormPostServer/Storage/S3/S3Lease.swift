@@ -69,11 +69,7 @@ struct S3Lease: Sendable {
 
     /// Releases the lease if it is still this holder's; a failure only leaves it to run out.
     func release(with client: S3Client) async {
-        let (key, etag) = (key, etag)
-        // In a task of its own: the request's may be cancelled, and the release still sent.
-        await Task {
-            _ = try? await client.send(.DELETE, key: key, fields: [("if-match", etag)], what: "releasing the lease \(key)", attempts: 2)
-        }.value
+        await client.sendDetached(.DELETE, key: key, fields: [("if-match", etag)], what: "releasing the lease \(key)", attempts: 2)
     }
 
     /// The lease object `key` and its ETag, or nil when there is none.
