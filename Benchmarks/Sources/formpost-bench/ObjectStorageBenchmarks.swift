@@ -5,8 +5,9 @@ import Foundation
 /// PyPI: on this machine the store is moto, so the ratios measure FormPost's overhead over
 /// moto, not S3's speed) against the same upload into `formpost serve --dir`, alternating,
 /// each receiver its own process: a multipart form sent by `curl -F`, then a tus upload
-/// (`formpost --resumable tus`) through a proxy that sends each connection to the next of
-/// two receivers on one bucket, against the same tus upload to one directory receiver. Each
+/// (`formpost --resumable tus`) and an IETF-draft upload (`--resumable ietf`) through a
+/// proxy that sends each connection to the next of two receivers on one bucket, against the
+/// same upload to one directory receiver. Each
 /// row gives each receiver's peak resident set (`VmHWM`, reset before the row). Last, moto's
 /// own speed for the same bytes: boto3's `upload_file` into the same moto.
 ///
@@ -74,19 +75,24 @@ struct ObjectStorageBenchmarks {
         }
         for port in receiverPorts + [proxyPort] { try Self.waitForListener(port) }
         var attempt = 0
-        let tus = { (port: Int) in
+        let resumable = { (protocolName: String, port: Int) in
             attempt += 1
-            let state = self.directory + "/tus-state-\(attempt)"
-            let answer = try Self.output("env", ["XDG_STATE_HOME=" + state, formpost, "-s", "--json", "--resumable", "tus", "--chunk-size", "64M", "-T", source,
-                                                 "http://127.0.0.1:\(port)/files"])
+            let state = self.directory + "/resumable-state-\(attempt)"
+            let target = "http://127.0.0.1:\(port)" + (protocolName == "tus" ? "/files" : "/upload")
+            let answer = try Self.output("env", ["XDG_STATE_HOME=" + state, formpost, "-s", "--json", "--resumable", protocolName, "--chunk-size", "64M",
+                                                 "-T", source, target])
             try? FileManager.default.removeItem(atPath: state)
-            guard answer.contains("\"bytes_sent\":\(self.size)") else { throw BenchmarkFailure("the tus upload ended \(answer.prefix(300))") }
+            guard answer.contains("\"bytes_sent\":\(self.size)") else { throw BenchmarkFailure("the \(protocolName) upload ended \(answer.prefix(300))") }
         }
-        for server in receivers + [directoryServer] { Self.resetPeak(server.processIdentifier) }
-        let uploads = try await Measurement.alternate(runs: runs, ours: { try tus(proxyPort); try empty() }, theirs: { try tus(directoryPort); try clearStored() })
-        BenchmarkResult(workload: "tus-into-s3-two-receivers", bytes: Int64(size), ours: uploads.ours, reference: "the same tus upload into --dir",
-                        theirs: uploads.theirs, peakRSS: receivers.map { Self.peak($0.processIdentifier) }.max() ?? 0,
-                        referencePeakRSS: Self.peak(directoryServer.processIdentifier)).printLine()
+        for protocolName in ["tus", "ietf"] {
+            for server in receivers + [directoryServer] { Self.resetPeak(server.processIdentifier) }
+            let uploads = try await Measurement.alternate(runs: runs, ours: { try resumable(protocolName, proxyPort); try empty() },
+                                                          theirs: { try resumable(protocolName, directoryPort); try clearStored() })
+            BenchmarkResult(workload: "\(protocolName)-into-s3-two-receivers", bytes: Int64(size), ours: uploads.ours,
+                            reference: "the same \(protocolName) upload into --dir", theirs: uploads.theirs,
+                            peakRSS: receivers.map { Self.peak($0.processIdentifier) }.max() ?? 0,
+                            referencePeakRSS: Self.peak(directoryServer.processIdentifier)).printLine()
+        }
 
         // moto's own speed for the same bytes, with boto3 (its default multipart transfers).
         var own: [Double] = []
