@@ -243,6 +243,61 @@ struct ObjectStorageResumableTests {
         #expect(kept.count == 2 && kept.allSatisfy { $0.hasSuffix(".info") }, "\(kept)")
     }
 
+    @Test("a completion the store fails past the retries (500 to CompleteMultipartUpload, eight times) is answered 503 with Retry-After, never complete; HEAD answers 503 while finishing it still fails, then finishes it: the offset is the length, the object whole and tagged, no multipart upload left",
+          arguments: ["tus", "ietf"])
+    func completionFinishedLater(protocolName: String) async throws {
+        let store = try await MotoStore()
+        let faultPort = try freePort()
+        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_fault_proxy.py"), String(faultPort), String(store.port), "500", "8",
+                                                 "POST", "uploadId="])
+        defer { proxy.stop() }
+        try await RawSocket.waitForListener(port: faultPort)
+        let directory = try SampleDirectory()
+        let port = try freePort()
+        let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
+                                                                    "--store", "s3://\(store.bucket)/shared", "--s3-endpoint", "http://127.0.0.1:\(faultPort)",
+                                                                    "--s3-path-style"], stdout: .discard, stderr: .discard)
+        defer { serve.stop() }
+        try await RawSocket.waitForListener(port: port, attempts: 1200)
+        let size = 9 << 20
+        let path = try await randomFile(directory, "nine.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let base = "http://127.0.0.1:\(port)"
+        let tus = protocolName == "tus"
+        let head = tus ? ["-I", "-H", "Tus-Resumable: 1.0.0"] : ["-I", "-H", "Upload-Draft-Interop-Version: 6"]
+        let (sent, failing, finished) = try await offPool { () -> (SignedUploadServeTests.Answer, SignedUploadServeTests.Answer, SignedUploadServeTests.Answer) in
+            let sent: SignedUploadServeTests.Answer
+            if tus {
+                let created = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(size)", base + "/files"])
+                let location = created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
+                    .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/files/none"
+                let patched = try SignedUploadServeTests.curl(["-D", "-", "-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
+                                                               "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@" + path, base + location])
+                sent = SignedUploadServeTests.Answer(status: patched.status, body: "location: \(location)\r\n" + patched.body)
+            } else {
+                sent = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Upload-Draft-Interop-Version: 6", "-H", "Upload-Complete: ?1",
+                                                        "--data-binary", "@" + path, base + "/upload"])
+            }
+            let location = sent.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
+                .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/none"
+            return (sent, try SignedUploadServeTests.curl(head + [base + location]), try SignedUploadServeTests.curl(head + [base + location]))
+        }
+        #expect(sent.status == 503 && sent.body.lowercased().contains("retry-after:"), "\(sent.body)")
+        #expect(failing.status == 503 && failing.body.lowercased().contains("retry-after:") && !failing.body.lowercased().contains("upload-offset: \(size)"),
+                "\(failing.body)")
+        #expect([200, 204].contains(finished.status) && finished.body.lowercased().contains("upload-offset: \(size)"), "\(finished.body)")
+        if !tus { #expect(finished.body.lowercased().contains("upload-complete: ?1"), "\(finished.body)") }
+        let contents = try await store.contents()
+        let objects = contents.objects.filter { !$0.key.hasPrefix("shared/.") }
+        #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected && objects.first?.tags["sha256"] == expected, "\(objects)")
+        #expect(contents.multipartUploads.isEmpty, "\(contents.multipartUploads)")
+        let log = String(decoding: try await offPool { () -> Data in
+            proxy.stop()
+            return try proxy.finish().stdout
+        }, as: UTF8.self).split(separator: "\n")
+        #expect(log.filter { $0.hasPrefix("POST ") && $0.hasSuffix("-> 500") }.count == 8, "\(log)")
+    }
+
     @Test("a store that ignores conditional writes: formpost serve --store refuses to start (exit 69, saying so) rather than leave resumable uploads unlocked; with --no-tus alone too; with --no-tus --no-resumable it starts")
     func storeWithoutConditionalWrites() async throws {
         let store = try await MotoStore()

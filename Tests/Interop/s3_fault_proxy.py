@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A proxy in front of an S3-compatible store that fails chosen requests, as a store that
 is busy or refuses would (Python 3 standard library only):
-  s3_fault_proxy.py PORT UPSTREAM_PORT STATUS COUNT
+  s3_fault_proxy.py PORT UPSTREAM_PORT STATUS COUNT [METHOD NEEDLE]
 answers STATUS (with S3's XML error body) to the first COUNT part uploads (PUT with
-`partNumber` in the query), and forwards every other request, bytes unchanged, to
-127.0.0.1:UPSTREAM_PORT. With STATUS 0 it instead answers 200 to every PUT that carries
+`partNumber` in the query) — or, given METHOD and NEEDLE, to the first COUNT requests of
+METHOD whose path and query contain NEEDLE (`POST uploadId=`: the completions of multipart
+uploads) — and forwards every other request, bytes unchanged, to 127.0.0.1:UPSTREAM_PORT. With STATUS 0 it instead answers 200 to every PUT that carries
 `If-None-Match` or `If-Match`, without forwarding it: a store that ignores conditional
 writes (it would write over whatever is there). Prints one line per request on standard output:
 `METHOD PATH?QUERY -> STATUS` (flushed), so that a test can count attempts."""
@@ -14,6 +15,7 @@ import sys
 import threading
 
 PORT, UPSTREAM, STATUS, COUNT = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+METHOD, NEEDLE = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else ("PUT", "partNumber=")
 left = [COUNT]
 lock = threading.Lock()
 CODES = {403: "AccessDenied", 500: "InternalError", 503: "SlowDown"}
@@ -36,7 +38,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             print(f"{self.command} {self.path} -> 200 (condition ignored)", flush=True)
             return
-        if STATUS != 0 and self.command == "PUT" and "partNumber=" in self.path:
+        if STATUS != 0 and self.command == METHOD and NEEDLE in self.path:
             with lock:
                 if left[0] > 0:
                     left[0] -= 1
