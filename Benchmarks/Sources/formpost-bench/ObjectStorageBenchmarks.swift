@@ -34,7 +34,7 @@ struct ObjectStorageBenchmarks {
 
         let motoPort = Self.freePort()
         let moto = try Self.launch(python, ["-m", "moto.server", "-H", "127.0.0.1", "-p", String(motoPort)], quiet: true)
-        defer { moto.terminate() }
+        defer { Self.kill(moto) }
         try Self.waitForListener(motoPort)
         let endpoint = "http://127.0.0.1:\(motoPort)"
         try Self.python(python, Self.bucketScript, [endpoint, "create"])
@@ -70,7 +70,7 @@ struct ObjectStorageBenchmarks {
         let proxy = try Self.launch(python, [Self.repository + "/Tests/Interop/cutting_proxy.py", String(proxyPort),
                                              receiverPorts.map(String.init).joined(separator: ","), "0", "0", directory + "/cuts.log"], quiet: true)
         defer {
-            proxy.terminate()
+            Self.kill(proxy)
             for receiver in receivers { receiver.terminate() }
         }
         for port in receiverPorts + [proxyPort] { try Self.waitForListener(port) }
@@ -184,6 +184,13 @@ struct ObjectStorageBenchmarks {
             usleep(50_000)
         }
         throw BenchmarkFailure("nothing listens on \(port) after 30 s")
+    }
+
+    /// Ends `process` with SIGKILL and waits for it: the Python helpers (moto, the proxy)
+    /// outlived `terminate()` (still running after the bench, and after a `kill -TERM`).
+    private static func kill(_ process: Process) {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Resets the peak resident set of process `pid` to its current one.
