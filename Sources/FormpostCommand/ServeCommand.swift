@@ -116,8 +116,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("s3-path-style"), help: "Address the bucket in the path (endpoint/bucket/key), as most self-hosted stores need, not in the host name.")
     var s3PathStyle = false
     @Option(name: .customLong("s3-lease"),
-            help: "Seconds a receiver's lease on a tus upload in the bucket lasts unless renewed (appends renew it): how long an upload waits, answering 423, after the receiver appending to it died.")
+            help: "Seconds a receiver's lease on a resumable upload in the bucket lasts unless renewed (appends renew it): how long an upload waits, answering 423, after the receiver appending to it died.")
     var s3Lease: Double = 20
+    @Option(name: .customLong("s3-sweep"),
+            help: "Seconds between two sweeps of the resumable uploads in the bucket: completions recorded and not finished are finished, uploads idle for --resumable-expiry removed.")
+    var s3Sweep: Double = 60
 
     /// The exit status when the object store of `--store` refuses its bucket or credentials,
     /// or cannot be reached, at start (sysexits' `EX_UNAVAILABLE`).
@@ -207,6 +210,8 @@ struct ServeCommand: AsyncParsableCommand {
                 objectStorage = try ObjectStorage.fromEnvironment(uri: store, endpoint: s3Endpoint, region: s3Region, pathStyle: s3PathStyle)
                 guard s3Lease >= 1, s3Lease <= 3600 else { throw UsageError("--s3-lease \(s3Lease): expected seconds between 1 and 3600") }
                 objectStorage?.leaseDuration = .milliseconds(Int64(s3Lease * 1000))
+                guard s3Sweep >= 1, s3Sweep <= 86_400 else { throw UsageError("--s3-sweep \(s3Sweep): expected seconds between 1 and 86400") }
+                objectStorage?.sweepInterval = .milliseconds(Int64(s3Sweep * 1000))
             } catch {
                 throw fail(UsageError("--store \(store): \(error)"))
             }

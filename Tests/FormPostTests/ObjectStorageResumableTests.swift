@@ -74,6 +74,60 @@ struct ObjectStorageResumableTests {
         }
     }
 
+    /// One `formpost serve --store` (with `options`) on moto behind s3_fault_proxy.py, which
+    /// answers 500 to the first `failures` completions of multipart uploads.
+    final class CompletionFaults: Sendable {
+        let directory: SampleDirectory
+        let proxy: ChildProcess
+        let serve: ChildProcess
+        let base: String
+
+        init(store: MotoStore, failures: Int, options: [String] = []) async throws {
+            let faultPort = try freePort()
+            proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_fault_proxy.py"), String(faultPort), String(store.port), "500",
+                                                 String(failures), "POST", "uploadId="])
+            try await RawSocket.waitForListener(port: faultPort)
+            directory = try SampleDirectory()
+            let port = try freePort()
+            serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
+                                                                    "--store", "s3://\(store.bucket)/shared", "--s3-endpoint", "http://127.0.0.1:\(faultPort)",
+                                                                    "--s3-path-style"] + options, stdout: .discard, stderr: .discard)
+            base = "http://127.0.0.1:\(port)"
+            try await RawSocket.waitForListener(port: port, attempts: 1200)
+        }
+
+        /// Sends the file at `path` (`size` bytes) whole, by tus (created, then one `PATCH`)
+        /// or the draft (one request); the answer with its fields, a tus upload's `location` first.
+        func send(_ protocolName: String, _ path: String, size: Int) throws -> SignedUploadServeTests.Answer {
+            guard protocolName == "tus" else {
+                return try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Upload-Draft-Interop-Version: 6", "-H", "Upload-Complete: ?1",
+                                                        "--data-binary", "@" + path, base + "/upload"])
+            }
+            let created = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(size)", base + "/files"])
+            let location = ObjectStorageResumableTests.location(in: created) ?? "/files/none"
+            let patched = try SignedUploadServeTests.curl(["-D", "-", "-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
+                                                           "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@" + path, base + location])
+            return SignedUploadServeTests.Answer(status: patched.status, body: "location: \(location)\r\n" + patched.body)
+        }
+
+        /// What the proxy printed, once stopped.
+        func proxyLog() throws -> [Substring] {
+            proxy.stop()
+            return String(decoding: try proxy.finish().stdout, as: UTF8.self).split(separator: "\n")
+        }
+
+        deinit {
+            serve.stop()
+            proxy.stop()
+        }
+    }
+
+    /// The first `Location` in an answer printed with its fields.
+    static func location(in answer: SignedUploadServeTests.Answer) -> String? {
+        answer.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
+            .dropFirst("location:".count).trimmingCharacters(in: .whitespaces)
+    }
+
     func randomFile(_ directory: SampleDirectory, _ name: String, size count: Int) async throws -> String {
         let path = directory.path + "/" + name
         _ = try await offPool { try Subprocess.run("sh", ["-c", "head -c \(count) /dev/urandom > '\(path)'"]) }
@@ -247,55 +301,61 @@ struct ObjectStorageResumableTests {
           arguments: ["tus", "ietf"])
     func completionFinishedLater(protocolName: String) async throws {
         let store = try await MotoStore()
-        let faultPort = try freePort()
-        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_fault_proxy.py"), String(faultPort), String(store.port), "500", "8",
-                                                 "POST", "uploadId="])
-        defer { proxy.stop() }
-        try await RawSocket.waitForListener(port: faultPort)
-        let directory = try SampleDirectory()
-        let port = try freePort()
-        let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
-                                                                    "--store", "s3://\(store.bucket)/shared", "--s3-endpoint", "http://127.0.0.1:\(faultPort)",
-                                                                    "--s3-path-style"], stdout: .discard, stderr: .discard)
-        defer { serve.stop() }
-        try await RawSocket.waitForListener(port: port, attempts: 1200)
+        let receiver = try await CompletionFaults(store: store, failures: 8)
         let size = 9 << 20
-        let path = try await randomFile(directory, "nine.bin", size: size)
+        let path = try await randomFile(receiver.directory, "nine.bin", size: size)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let base = "http://127.0.0.1:\(port)"
-        let tus = protocolName == "tus"
-        let head = tus ? ["-I", "-H", "Tus-Resumable: 1.0.0"] : ["-I", "-H", "Upload-Draft-Interop-Version: 6"]
+        let head = protocolName == "tus" ? ["-I", "-H", "Tus-Resumable: 1.0.0"] : ["-I", "-H", "Upload-Draft-Interop-Version: 6"]
         let (sent, failing, finished) = try await offPool { () -> (SignedUploadServeTests.Answer, SignedUploadServeTests.Answer, SignedUploadServeTests.Answer) in
-            let sent: SignedUploadServeTests.Answer
-            if tus {
-                let created = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(size)", base + "/files"])
-                let location = created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
-                    .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/files/none"
-                let patched = try SignedUploadServeTests.curl(["-D", "-", "-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
-                                                               "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@" + path, base + location])
-                sent = SignedUploadServeTests.Answer(status: patched.status, body: "location: \(location)\r\n" + patched.body)
-            } else {
-                sent = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Upload-Draft-Interop-Version: 6", "-H", "Upload-Complete: ?1",
-                                                        "--data-binary", "@" + path, base + "/upload"])
-            }
-            let location = sent.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
-                .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/none"
-            return (sent, try SignedUploadServeTests.curl(head + [base + location]), try SignedUploadServeTests.curl(head + [base + location]))
+            let sent = try receiver.send(protocolName, path, size: size)
+            let target = receiver.base + (Self.location(in: sent) ?? "/none")
+            return (sent, try SignedUploadServeTests.curl(head + [target]), try SignedUploadServeTests.curl(head + [target]))
         }
         #expect(sent.status == 503 && sent.body.lowercased().contains("retry-after:"), "\(sent.body)")
         #expect(failing.status == 503 && failing.body.lowercased().contains("retry-after:") && !failing.body.lowercased().contains("upload-offset: \(size)"),
                 "\(failing.body)")
         #expect([200, 204].contains(finished.status) && finished.body.lowercased().contains("upload-offset: \(size)"), "\(finished.body)")
-        if !tus { #expect(finished.body.lowercased().contains("upload-complete: ?1"), "\(finished.body)") }
+        if protocolName != "tus" { #expect(finished.body.lowercased().contains("upload-complete: ?1"), "\(finished.body)") }
         let contents = try await store.contents()
         let objects = contents.objects.filter { !$0.key.hasPrefix("shared/.") }
         #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected && objects.first?.tags["sha256"] == expected, "\(objects)")
         #expect(contents.multipartUploads.isEmpty, "\(contents.multipartUploads)")
-        let log = String(decoding: try await offPool { () -> Data in
-            proxy.stop()
-            return try proxy.finish().stdout
-        }, as: UTF8.self).split(separator: "\n")
+        let log = try await offPool { try receiver.proxyLog() }
         #expect(log.filter { $0.hasPrefix("POST ") && $0.hasSuffix("-> 500") }.count == 8, "\(log)")
+    }
+
+    @Test("the sweep (--s3-sweep 1) finishes a completion the store failed and no request came back for: the object whole and tagged, its mark gone; and removes an upload left idle past --resumable-expiry",
+          arguments: ["tus", "ietf"])
+    func sweepFinishesAndExpires(protocolName: String) async throws {
+        let store = try await MotoStore()
+        let receiver = try await CompletionFaults(store: store, failures: 4, options: ["--s3-sweep", "1", "--resumable-expiry", "3"])
+        let size = 9 << 20
+        let path = try await randomFile(receiver.directory, "nine.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let base = receiver.base
+        let tus = protocolName == "tus"
+        let sent = try await offPool { try receiver.send(protocolName, path, size: size) }
+        #expect(sent.status == 503, "\(sent.body)")
+        // An upload created and left: idle past the expiry, the sweep removes it.
+        let left = try await offPool {
+            tus ? try SignedUploadServeTests.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 10", base + "/files"])
+                : try SignedUploadServeTests.curl(["-X", "POST", "-H", "Upload-Draft-Interop-Version: 6", "-H", "Upload-Complete: ?0",
+                                                   "--data-binary", "", base + "/upload"])
+        }
+        #expect(left.status == 201, "\(left.body)")
+        let statePrefix = "shared/." + (tus ? "tus/" : "resumable/")
+        var contents = try await store.contents()
+        for _ in 0..<120 {
+            contents = try await store.contents()
+            let states = contents.objects.filter { $0.key.hasPrefix(statePrefix) && $0.key.hasSuffix(".info") }
+            let marks = contents.objects.filter { $0.key.hasSuffix(".completing") }
+            if contents.objects.contains(where: { !$0.key.hasPrefix("shared/.") }), marks.isEmpty, states.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let objects = contents.objects.filter { !$0.key.hasPrefix("shared/.") }
+        #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected && objects.first?.tags["sha256"] == expected, "\(objects)")
+        #expect(contents.objects.filter { $0.key.hasPrefix("shared/.") }.isEmpty, "left beside the object: \(contents.objects.map(\.key))")
+        #expect(contents.multipartUploads.isEmpty, "\(contents.multipartUploads)")
     }
 
     @Test("a store that ignores conditional writes: formpost serve --store refuses to start (exit 69, saying so) rather than leave resumable uploads unlocked; with --no-tus alone too; with --no-tus --no-resumable it starts")

@@ -69,6 +69,8 @@ public struct ResumableUploadReceiver: Sendable {
     let retries = CompletionRetries()
     /// Where uploads are kept when the configuration names object storage, else nil (the disk).
     let objects: DraftObjects?
+    /// The sweep of the uploads kept in object storage, if they are.
+    let objectSweep: ObjectUploadSweep<DraftUploadInfo>?
     let logger: Logger
     private let lifetime: UploadExpiry
     private let admission: UploadAdmission
@@ -127,6 +129,10 @@ public struct ResumableUploadReceiver: Sendable {
                          leaseSeconds: Double(storage.leaseDuration.components.seconds), events: configuration.events)
         }
         self.logger = logger
+        objectSweep = objects.map { [checked = self.basePath] objects in
+            ObjectUploadSweep(store: objects, interval: configuration.objectStorage?.sweepInterval ?? .seconds(60), expiry: expiry, basePath: checked,
+                              logger: logger)
+        }
         self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries,
                                      kind: .ietf)
         self.admission = UploadAdmission(configuration: receiver.configuration)

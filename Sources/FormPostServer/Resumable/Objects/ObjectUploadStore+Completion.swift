@@ -52,6 +52,8 @@ extension ObjectUploadStore {
             try await putWhole(rest, state: next, sha256: sha256!)
         }
         next.info.completing = UploadCompletion(storedAs: state.key, sha256: sha256 ?? "", event: UploadEventOutbox.newID())
+        // Marked first: a receiver that dies after the state is saved leaves the mark to a sweep.
+        _ = try await client.send(.PUT, key: completingKey(id), body: ByteBuffer(), what: "marking the completion of \(id)")
         let saved = try await save(next, id: id, replacing: etag)
         if let old = state.tail { await removeObject(old.key) }
         return try await finish(id, state: next, etag: saved, basePath: basePath, logger: logger)
@@ -71,6 +73,7 @@ extension ObjectUploadStore {
                                           bucket: client.storage.bucket)
             try await announce(done.info.finishedEvent(basePath: basePath), as: completion.event)
             _ = try await save(done, id: id, replacing: etag)
+            await removeObject(completingKey(id))
             logger.info("upload \(id) complete: \(state.key) \(state.offset) bytes")
             ReceiverMetrics.upload(Info.uploadProtocol, .completed)
             return done

@@ -33,6 +33,9 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     var statePrefix: String { client.storage.prefix + "." + name + "/" }
     func infoKey(_ id: String) -> String { statePrefix + id + ".info" }
     func leaseKey(_ id: String) -> String { statePrefix + id + ".lease" }
+    /// An empty object that stands while the upload's completion is recorded and not
+    /// finished, so that a sweep finds it by listing the keys (``ObjectUploadSweep``).
+    func completingKey(_ id: String) -> String { statePrefix + id + ".completing" }
 
     /// A new upload's state: its object's key chosen now, at a random name under the
     /// prefix, and the size of its parts.
@@ -177,10 +180,22 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     /// Removes what `state` left of the upload `id`: its multipart upload (aborted), its
     /// tail, its state and lease; its stored object too when `storedObject`.
     func remove(_ id: String, state: State, storedObject: Bool) async {
-        var keys = [state.tail?.key, infoKey(id), leaseKey(id)].compactMap { $0 }
+        var keys = [state.tail?.key, completingKey(id), infoKey(id), leaseKey(id)].compactMap { $0 }
         if storedObject { keys.append(state.key) }
         if let uploadID = state.uploadID { await abort(uploadID, key: state.key) }
         for key in keys { await removeObject(key) }
+    }
+
+    /// The uploads a sweep has to look at, from a listing of the state prefix: those whose
+    /// completion is recorded and not finished (``completingKey(_:)``), and those whose
+    /// state was last written more than `expiry` ago.
+    func uploadsToSweep(expiry: Duration) async throws -> (completing: [String], idle: [String]) {
+        let listed = try await client.list(prefix: statePrefix)
+        let before = Date(timeIntervalSinceNow: -Double(expiry.components.seconds))
+        let ids = { (suffix: String, keep: (S3Client.Listed) -> Bool) in
+            listed.filter { $0.key.hasSuffix(suffix) && keep($0) }.map { String($0.key.dropFirst(statePrefix.count).dropLast(suffix.count)) }
+        }
+        return (ids(".completing") { _ in true }, ids(".info") { ($0.lastModified ?? .distantFuture) < before })
     }
 
     /// Aborts the multipart upload `uploadID` of `key`, best effort (what is left, the

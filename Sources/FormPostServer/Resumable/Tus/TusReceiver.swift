@@ -77,6 +77,8 @@ public struct TusReceiver: Sendable {
     let retries = CompletionRetries()
     /// Where uploads are kept when the configuration names object storage, else nil (the disk).
     let objects: TusObjects?
+    /// The sweep of the uploads kept in object storage, if they are.
+    let objectSweep: ObjectUploadSweep<TusUploadInfo>?
     let logger: Logger
     let lifetime: UploadExpiry
     private let admission: UploadAdmission
@@ -133,6 +135,10 @@ public struct TusReceiver: Sendable {
         store.completionFault = completionFault
         self.store = store
         self.logger = logger
+        objectSweep = objects.map { [checked = self.basePath] objects in
+            ObjectUploadSweep(store: objects, interval: configuration.objectStorage?.sweepInterval ?? .seconds(60), expiry: expiry, basePath: checked,
+                              logger: logger)
+        }
         self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry, retries: retries, kind: .tus)
         self.admission = UploadAdmission(configuration: configuration)
         self.threadPool = .singleton

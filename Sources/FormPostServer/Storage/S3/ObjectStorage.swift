@@ -40,6 +40,10 @@ public struct ObjectStorage: Sendable {
     /// holding it died. 20 seconds by default: shorter than the 30 s `formpost --resumable`
     /// waits out 423s.
     public var leaseDuration: Duration = .seconds(20)
+    /// How often each receiver on the bucket sweeps its resumable uploads: finishes the
+    /// completions recorded and not finished, removes the uploads idle for their expiry
+    /// (one listing of the uploads' state per pass). 60 seconds by default.
+    public var sweepInterval: Duration = .seconds(60)
 
     /// Storage in `bucket` under `prefix` (a `/` is added to a prefix without one) at
     /// `endpoint`, with the given credentials.
