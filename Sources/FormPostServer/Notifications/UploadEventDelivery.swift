@@ -68,6 +68,7 @@ public struct UploadEventDelivery: Sendable {
             return .unreadable
         }
         for id in waiting {
+            guard !Task.isCancelled else { return .cancelled }
             let stored: UploadEventOutbox.Stored
             do {
                 stored = try await pool.runIfActive { try outbox.read(id) }

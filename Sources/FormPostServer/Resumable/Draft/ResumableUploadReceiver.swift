@@ -55,6 +55,14 @@ import ResumableHTTP
 /// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
 /// empty does not hold its place for a day. The states of complete uploads are kept, at
 /// most `maxUploadsInProgress` (`UploadAdmission`).
+///
+/// With ``ReceiverConfiguration/objectStorage``, uploads are kept in the bucket instead, so
+/// that every receiver on it continues every upload (see "Storing files in object
+/// storage"): representations that are not forms only (a form is answered 415). There an
+/// upload expires `expiry` after its last activity (`Upload-Limit`'s `max-age` still counts
+/// from its creation), the idle expiry and the limits of uploads in progress are not
+/// counted, and a sweep (``ObjectStorage/sweepInterval``) takes up completions and removes
+/// expired uploads.
 public struct ResumableUploadReceiver: Sendable {
     /// Where upload resources live: `basePath/ID`.
     public let basePath: String
@@ -185,6 +193,8 @@ public struct ResumableUploadReceiver: Sendable {
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
                 logger.error("\(request.method) \(request.uri.path): \(detail)")
+            case let failure as ObjectStorageError:
+                logger.error("\(request.method) \(request.uri.path): \(failure)")
             default:
                 if UploadReceiver.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
             }

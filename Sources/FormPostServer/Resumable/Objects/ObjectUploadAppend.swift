@@ -101,6 +101,17 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
         }
     }
 
+    /// After a step past ``run(_:digest:checksum:)`` failed (the tail written, the state
+    /// saved, the completion): aborts the multipart upload this append began and removes
+    /// `tail` (the tail object it wrote), unless the state in the store names them — the
+    /// step may have reached the store before it failed. When the state cannot be read,
+    /// they are left to the bucket's lifecycle rule.
+    func abandonUnsaved(tail: ObjectUploadState<Info>.Tail?) async {
+        guard begun != nil || tail != nil, let (saved, _) = try? await store.load(id) else { return }
+        if let begun, saved.uploadID != begun { await store.abort(begun, key: state.key) }
+        if let tail, saved.tail != tail { await store.removeObject(tail.key) }
+    }
+
     /// Aborts the multipart upload this append began, when no state will name it (the
     /// append failed, or counts for nothing): no part of it is left in the store.
     func abandon() async {

@@ -52,9 +52,16 @@ extension ObjectUploadStore {
             try await putWhole(rest, state: next, sha256: sha256!)
         }
         next.info.completing = UploadCompletion(storedAs: state.key, sha256: sha256 ?? "", event: UploadEventOutbox.newID())
-        // Marked first: a receiver that dies after the state is saved leaves the mark to a sweep.
-        _ = try await client.send(.PUT, key: completingKey(id), body: ByteBuffer(), what: "marking the completion of \(id)")
-        let saved = try await save(next, id: id, replacing: etag)
+        let saved: String
+        do {
+            // Marked first: a receiver that dies after the state is saved leaves the mark to a sweep.
+            _ = try await client.send(.PUT, key: completingKey(id), body: ByteBuffer(), what: "marking the completion of \(id)")
+            saved = try await save(next, id: id, replacing: etag)
+        } catch {
+            // The whole object put above, which no saved state names, is not left behind.
+            if uploadID == nil, let (now, _) = try? await load(id), now.info.completing == nil { await removeObject(state.key) }
+            throw error
+        }
         if let old = state.tail { await removeObject(old.key) }
         return try await finish(id, state: next, etag: saved, basePath: basePath, logger: logger)
     }

@@ -189,13 +189,13 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     /// The uploads a sweep has to look at, from a listing of the state prefix: those whose
     /// completion is recorded and not finished (``completingKey(_:)``), and those whose
     /// state was last written more than `expiry` ago.
-    func uploadsToSweep(expiry: Duration) async throws -> (completing: [String], idle: [String]) {
+    func uploadsToSweep(expiry: Duration) async throws -> (completing: [(id: String, marked: Date?)], idle: [String]) {
         let listed = try await client.list(prefix: statePrefix)
         let before = Date(timeIntervalSinceNow: -Double(expiry.components.seconds))
-        let ids = { (suffix: String, keep: (S3Client.Listed) -> Bool) in
-            listed.filter { $0.key.hasSuffix(suffix) && keep($0) }.map { String($0.key.dropFirst(statePrefix.count).dropLast(suffix.count)) }
-        }
-        return (ids(".completing") { _ in true }, ids(".info") { ($0.lastModified ?? .distantFuture) < before })
+        let id = { (object: S3Client.Listed, suffix: String) in String(object.key.dropFirst(statePrefix.count).dropLast(suffix.count)) }
+        let completing = listed.filter { $0.key.hasSuffix(".completing") }.map { (id: id($0, ".completing"), marked: $0.lastModified) }
+        let idle = listed.filter { $0.key.hasSuffix(".info") && ($0.lastModified ?? .distantFuture) < before }.map { id($0, ".info") }
+        return (completing, idle)
     }
 
     /// Aborts the multipart upload `uploadID` of `key`, best effort (what is left, the

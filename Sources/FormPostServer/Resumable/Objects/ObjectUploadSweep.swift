@@ -33,24 +33,27 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
 
     /// One pass over the uploads in the store.
     func pass() async {
-        let found: (completing: [String], idle: [String])
+        let found: (completing: [(id: String, marked: Date?)], idle: [String])
         do {
             found = try await store.uploadsToSweep(expiry: expiry)
         } catch {
             logger.warning("sweeping the uploads in the bucket: listing them failed, to be tried again: \(error)")
             return
         }
-        for id in found.completing {
+        for (id, marked) in found.completing {
             do {
-                // Finished (and the mark removed) unless another request holds it.
-                let state = try await store.finishHeld(id, basePath: basePath, logger: logger)
-                let stale = Date().timeIntervalSince1970 - (state.active ?? 0) > 2 * store.leaseSeconds
-                if state.info.isStored || (state.info.completing == nil && stale) {
-                    // Finished before, or marked by a receiver that died before it recorded the completion.
-                    await store.removeObject(store.completingKey(id))
+                try await store.holdingLease(id) { _ in
+                    let mark = store.completingKey(id)
+                    guard let (state, etag) = try await store.load(id) else { return await store.removeObject(mark) }
+                    if state.info.completing != nil, !state.info.isStored {
+                        // Finished, and the mark removed.
+                        _ = try await store.finish(id, state: state, etag: etag, basePath: basePath, logger: logger)
+                    } else if state.info.isStored || Date().timeIntervalSince(marked ?? .distantFuture) > 2 * store.leaseSeconds {
+                        // Finished before, or marked (long enough ago that its request is over) by a
+                        // receiver that died before it recorded the completion.
+                        await store.removeObject(mark)
+                    }
                 }
-            } catch ObjectUploadFailure.notFound {
-                await store.removeObject(store.completingKey(id))
             } catch ObjectUploadFailure.held {
                 continue
             } catch {

@@ -43,7 +43,7 @@ extension ResumableUploadReceiver {
     /// A request on the upload resource `id` on object storage.
     func routeObject(_ request: Request, id: String, channel: (any Channel)?, version: Int?, in objects: DraftObjects) async throws -> Response {
         switch request.method {
-        case .head, .get: return try await stateObject(id, version: version, head: request.method == .head, in: objects)
+        case .head, .get: return try await stateObject(id, channel: channel, version: version, head: request.method == .head, in: objects)
         case .patch:
             let (claimed, completes) = try Self.appending(request, version: version)
             return try await appendObject(request, id: id, claimed: claimed, completes: completes, channel: channel, version: version,
@@ -61,8 +61,11 @@ extension ResumableUploadReceiver {
     /// `HEAD` and `GET` on object storage: the saved offset (`GET`: as JSON, or once
     /// complete the receipt again). A recorded completion not yet finished is finished
     /// first; until it is, the answer is 503 with `Retry-After`: a complete offset would
-    /// tell the client that its upload is stored.
-    private func stateObject(_ id: String, version: Int?, head: Bool, in objects: DraftObjects) async throws -> Response {
+    /// tell the client that its upload is stored. A request on this receiver that still
+    /// holds the upload is ended first, as on the disk: its bytes are then saved, and counted.
+    private func stateObject(_ id: String, channel: (any Channel)?, version: Int?, head: Bool, in objects: DraftObjects) async throws -> Response {
+        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+        defer { locks.release(id, token: token) }
         var state = try await objects.current(id, expiry: expiry)
         if state.info.completing != nil, !state.info.isStored {
             do {
@@ -129,24 +132,32 @@ extension ResumableUploadReceiver {
                 throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(state.info.length ?? limit) bytes: the upload is removed")
             }
             let reached = offset + outcome.received
-            try held.check()
-            if completes, !outcome.cut, state.info.length ?? reached == reached {
-                state.info.length = reached
-                let done = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID, rest: outcome.rest,
-                                                      digest: digest, basePath: basePath, logger: logger)
-                digests.remove(id)
-                var response = replay(done.info.answer!, version: version)
-                response.headers[.location] = location
-                return response
-            }
-            if outcome.received > 0 || learned {
-                let tail = outcome.rest.readableBytes > 0 ? try await objects.writeTail(outcome.rest, id: id) : nil
-                var next = state
-                (next.parts, next.uploadID, next.tail) = (outcome.parts, outcome.uploadID, tail)
+            var written: DraftObjects.State.Tail?
+            do {
                 try held.check()
-                _ = try await objects.save(next, id: id, replacing: etag)
-                if let old = state.tail, old != tail { await objects.removeObject(old.key) }
-                if let digest { digests.put(id, digest, offset: reached) }
+                if completes, !outcome.cut, state.info.length ?? reached == reached {
+                    state.info.length = reached
+                    let done = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID,
+                                                          rest: outcome.rest, digest: digest, basePath: basePath, logger: logger)
+                    digests.remove(id)
+                    var response = replay(done.info.answer!, version: version)
+                    response.headers[.location] = location
+                    return response
+                }
+                if outcome.received > 0 || learned {
+                    written = outcome.rest.readableBytes > 0 ? try await objects.writeTail(outcome.rest, id: id) : nil
+                    var next = state
+                    (next.parts, next.uploadID, next.tail) = (outcome.parts, outcome.uploadID, written)
+                    try held.check()
+                    _ = try await objects.save(next, id: id, replacing: etag)
+                    if let old = state.tail, old != written { await objects.removeObject(old.key) }
+                    if let digest { digests.put(id, digest, offset: reached) }
+                }
+            } catch {
+                // A multipart upload begun by this append (a length not known at creation),
+                // and the tail it wrote, are not left behind unnamed.
+                await append.abandonUnsaved(tail: written)
+                throw error
             }
             if outcome.cut {
                 logger.notice("\(request.method) \(request.uri.path) cut at \(reached) bytes; upload \(id) kept")
@@ -166,12 +177,14 @@ extension ResumableUploadReceiver {
     }
 
     /// `DELETE` on object storage, under the lease: its `post-terminate` event recorded,
-    /// then what the upload keeps removed (a stored object stays: it is the target's).
+    /// then what the upload keeps removed (a stored object stays: it is the target's; the
+    /// object of a completion not finished goes with it).
     private func cancelObject(_ id: String, channel: (any Channel)?, in objects: DraftObjects) async throws -> Response {
         try await holding(id, channel: channel, in: objects) { _ in
             let state = try await objects.current(id, expiry: expiry)
             try await objects.announce(state.info.finishedEvent(basePath: basePath), as: nil, type: UploadEvent.postTerminate)
-            await objects.remove(id, state: state, storedObject: false)
+            // A completion recorded and not finished may have made its object: no receipt names it.
+            await objects.remove(id, state: state, storedObject: state.info.completing != nil && !state.info.isStored)
         }
         digests.remove(id)
         return Response(status: .noContent)

@@ -78,7 +78,7 @@ extension TusReceiver {
     }
 
     /// `PATCH` on object storage, under the lease: the body taken after the upload's bytes
-    /// (``TusObjectAppend``), then the state saved naming them — in parts and a new tail
+    /// (``ObjectUploadAppend``), then the state saved naming them — in parts and a new tail
     /// object, or, with the last byte, completed. A cut request's bytes count as they do on
     /// the disk; an append with a checksum counts only whole and matching.
     func appendObject(_ request: Request, id: String, claimed: Int64, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
@@ -119,11 +119,17 @@ extension TusReceiver {
                 state = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID, rest: outcome.rest,
                                                    digest: digest, basePath: basePath, logger: logger)
             } else if outcome.received > 0 {
-                let tail = outcome.rest.readableBytes > 0 ? try await objects.writeTail(outcome.rest, id: id) : nil
-                var next = state
-                (next.parts, next.uploadID, next.tail) = (outcome.parts, outcome.uploadID, tail)
-                try held.check()
-                etag = try await objects.save(next, id: id, replacing: etag)
+                var written: TusObjects.State.Tail?
+                do {
+                    written = outcome.rest.readableBytes > 0 ? try await objects.writeTail(outcome.rest, id: id) : nil
+                    var next = state
+                    (next.parts, next.uploadID, next.tail) = (outcome.parts, outcome.uploadID, written)
+                    try held.check()
+                    etag = try await objects.save(next, id: id, replacing: etag)
+                } catch {
+                    await append.abandonUnsaved(tail: written)
+                    throw error
+                }
                 if let old = state.tail { await objects.removeObject(old.key) }
                 if let digest { digests.put(id, digest, offset: reached) }
             }
