@@ -163,8 +163,10 @@ struct UploadEventTests {
         configuration.events = try UploadEventOutbox(directory: outboxPath)
         let fault = StepFault(.fail, at: .afterEvent)
         let crash = CompletionCrashTests()
+        // The outbox's events, as its delivery reads them: not a hidden file an event is being
+        // written to (the completion taken up again in the background records it anew).
         let events = { @Sendable () -> [UploadEvent] in
-            ((try? FileManager.default.contentsOfDirectory(atPath: outboxPath)) ?? []).sorted().compactMap {
+            ((try? FileManager.default.contentsOfDirectory(atPath: outboxPath)) ?? []).filter { !$0.hasPrefix(".") }.sorted().compactMap {
                 FileManager.default.contents(atPath: outboxPath + "/" + $0).flatMap { try? JSONDecoder().decode(UploadEvent.self, from: $0) }
             }
         }
@@ -217,7 +219,7 @@ struct UploadEventTests {
             return [try await crash.tus("DELETE", tus).status, try await crash.draft(.delete, draft).status]
         }
         #expect(answers == [204, 204])
-        let recorded = ((try? FileManager.default.contentsOfDirectory(atPath: outboxPath)) ?? []).sorted().compactMap {
+        let recorded = ((try? FileManager.default.contentsOfDirectory(atPath: outboxPath)) ?? []).filter { !$0.hasPrefix(".") }.sorted().compactMap {
             FileManager.default.contents(atPath: outboxPath + "/" + $0).flatMap { try? JSONDecoder().decode(UploadEvent.self, from: $0) }
         }
         #expect(recorded.map(\.type) == ["post-terminate", "post-terminate"], "\(recorded)")
