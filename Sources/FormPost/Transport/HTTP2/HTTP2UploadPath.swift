@@ -157,7 +157,7 @@ final class HTTP2UploadPath: Sendable {
         let context = try sslContext()
         let head = HTTP2RequestHead.headers(of: request, body: body, origin: origin)
         let stream = PlanByteBuffers.IteratorState.Unchecked(state: PlanByteBuffers.IteratorState(
-            reader: body.plan.makeChunkReader(chunkSize: HTTP2UploadStream.frameSize), chunkSize: HTTP2UploadStream.frameSize))
+            reader: body.plan.makeChunkReader(chunkSize: HTTP2UploadStream.readSize), chunkSize: HTTP2UploadStream.readSize))
         let progress = request.progress, maxResponseBytes = request.maxResponseBytes
         // SNI names a host, never an address (RFC 6066 §3); NIOSSL then checks the address.
         let serverName = (try? SocketAddress(ipAddress: origin.host, port: 0)) == nil ? origin.host : nil

@@ -11,7 +11,9 @@ import NIOHTTP2
 /// The body is read on the stream's event loop when its bytes are in memory or in the page
 /// cache, so no task hop stands between a window update and the next frame; bytes that must
 /// come from the disk or from a stream are read off the loop, and pumping goes on once they
-/// are in. Progress counts a frame when the connection has written it.
+/// are in. It is read ``readSize`` bytes at a time, and each read sent as frames that are
+/// slices of it (no copy): one file read per eight frames instead of one per frame.
+/// Progress counts a read's bytes when the connection has written its last frame.
 ///
 /// One frame read, one written, then the next once the stream is writable again (NIOHTTP2's
 /// default 8 KiB stream watermark): the pacing that lets a streaming proxy pass each frame
@@ -45,6 +47,10 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     /// the next is encrypted.
     static let frameSize = 16 * 1024
 
+    /// How much of the body one read takes: eight frames, the 128 KiB buffers the
+    /// AsyncHTTPClient path sends (a stream part's bytes wait until a read is full, there too).
+    static let readSize = 8 * frameSize
+
     private let head: HPACKHeaders
     private let body: PlanByteBuffers.IteratorState
     private let progress: ProgressReporter
@@ -56,6 +62,9 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     private var status: Int?
     private var fields = HTTPFields()
     private var received = ByteBuffer()
+    /// What was read of the body and is not yet written as frames, and the size of that read.
+    private var unsent = ByteBuffer()
+    private var readBytes = 0
 
     init(head: HPACKHeaders, body: PlanByteBuffers.IteratorState, progress: ProgressReporter, maxResponseBytes: Int, answer: EventLoopPromise<Answer>) {
         self.head = head
@@ -131,6 +140,10 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     /// Writes frames while the stream takes them; the last carries END_STREAM.
     private func pump(context: ChannelHandlerContext) {
         while !sentEnd, !finished, !body.isReadingOffLoop, context.channel.isWritable {
+            if unsent.readableBytes > 0 {
+                writeFrame(context: context)
+                continue
+            }
             let buffer: ByteBuffer?
             do {
                 buffer = try body.nextBufferWithoutBlocking()
@@ -138,7 +151,7 @@ final class HTTP2UploadStream: ChannelInboundHandler {
                 return fail(error, context: context)
             }
             if let buffer {
-                write(buffer, context: context)
+                take(buffer)
             } else if body.isFinished {
                 sentEnd = true
                 context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: nil)
@@ -148,14 +161,25 @@ final class HTTP2UploadStream: ChannelInboundHandler {
         }
     }
 
-    /// Writes `buffer` as a DATA frame, END_STREAM set when it is the body's last.
-    private func write(_ buffer: ByteBuffer, context: ChannelHandlerContext) {
-        let count = buffer.readableBytes
-        sentEnd = body.isFinished
-        let written = context.eventLoop.makePromise(of: Void.self)
-        let progress = self.progress
-        written.futureResult.whenSuccess { progress.add(count) }
-        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(buffer), endStream: sentEnd))), promise: written)
+    /// Writes the next frame of ``unsent``, END_STREAM set when it is the body's last. The
+    /// last frame of a read carries the promise that counts the read's bytes as sent.
+    private func writeFrame(context: ChannelHandlerContext) {
+        let frame = unsent.readSlice(length: min(Self.frameSize, unsent.readableBytes))!
+        let lastOfRead = unsent.readableBytes == 0
+        sentEnd = lastOfRead && body.isFinished
+        var written: EventLoopPromise<Void>?
+        if lastOfRead {
+            let count = readBytes, progress = self.progress
+            written = context.eventLoop.makePromise(of: Void.self)
+            written?.futureResult.whenSuccess { progress.add(count) }
+        }
+        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(frame), endStream: sentEnd))), promise: written)
+    }
+
+    /// Takes a read of the body to send.
+    private func take(_ buffer: ByteBuffer) {
+        unsent = buffer
+        readBytes = buffer.readableBytes
     }
 
     private func readOffLoop(context: ChannelHandlerContext) {
@@ -165,7 +189,7 @@ final class HTTP2UploadStream: ChannelInboundHandler {
             guard !stream.finished else { return }
             switch result {
             case .success(let buffer):
-                if let buffer { stream.write(buffer, context: context) }
+                if let buffer { stream.take(buffer) }
                 stream.pump(context: context)
             case .failure(let error):
                 stream.fail(error, context: context)
