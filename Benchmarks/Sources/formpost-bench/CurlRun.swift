@@ -2,14 +2,17 @@
 import Foundation
 
 /// One run of `curl -s -o /dev/null` with `arguments`: the status, the HTTP version it
-/// used (of its first transfer; ``transfers`` has each one's), and its peak resident set size. On macOS and Linux only: `posix_spawn` is unavailable
-/// on tvOS and watchOS.
+/// used (of its first transfer; ``transfers`` has each one's), its peak resident set size
+/// and the CPU time it used. On macOS and Linux only: `posix_spawn` is unavailable on tvOS
+/// and watchOS.
 struct CurlRun {
     let status: String
     let httpVersion: String
     /// Each transfer's status and HTTP version, as `"200 2"`.
     let transfers: [String]
     let peakRSS: Int64
+    /// User and system CPU seconds of the curl process (from `wait4`).
+    let cpuSeconds: Double
 
     /// The options each transfer needs (curl resets them at `--next`): no progress meter,
     /// the body discarded, its status and HTTP version written out on a line.
@@ -39,13 +42,15 @@ struct CurlRun {
         // address space inherits it): sample the child's own high-water mark instead.
         var peak: Int64 = 0
         var status: Int32 = 0
+        var usage = rusage()
         while true {
             peak = max(peak, Self.highWaterMark(of: child))
-            let waited = waitpid(child, &status, WNOHANG)
+            let waited = wait4(child, &status, WNOHANG, &usage)
             if waited == child || (waited < 0 && errno != EINTR) { break }
             usleep(2_000)
         }
         peakRSS = peak
+        cpuSeconds = CPUTime.seconds(usage)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         transfers = text.split(separator: "\n").map(String.init)
         let fields = (transfers.first ?? "").split(separator: " ")

@@ -11,9 +11,20 @@ struct BenchmarkResult: Encodable {
     let ratio: Double
     let peak_rss_mib: Double
     let reference_peak_rss_mib: Double?
+    /// The fastest and slowest of our timed runs, and of the reference's: the spread the
+    /// medians come from.
+    let seconds_range: [Double]
+    let reference_seconds_range: [Double]
+    /// Median CPU seconds (user and system) of our runs and of the reference's, and ours
+    /// over theirs (below 1: less CPU per byte than the reference), where measured.
+    let cpu_seconds: Double?
+    let reference_cpu_seconds: Double?
+    let cpu_ratio: Double?
 
-    /// Builds the result from the medians of our runs and the reference's.
-    init(workload: String, bytes: Int64, ours: [Double], reference: String, theirs: [Double], peakRSS: Int64, referencePeakRSS: Int64? = nil) {
+    /// Builds the result from the medians of our runs and the reference's, and of their CPU
+    /// seconds where given (`cpu` ours, `referenceCPU` theirs, a figure per run).
+    init(workload: String, bytes: Int64, ours: [Double], reference: String, theirs: [Double], peakRSS: Int64, referencePeakRSS: Int64? = nil,
+         cpu: [Double]? = nil, referenceCPU: [Double]? = nil) {
         let seconds = Measurement.median(ours)
         let referenceSeconds = Measurement.median(theirs)
         self.workload = workload
@@ -25,6 +36,11 @@ struct BenchmarkResult: Encodable {
         self.ratio = referenceSeconds / seconds
         self.peak_rss_mib = Double(peakRSS) / 1_048_576
         self.reference_peak_rss_mib = referencePeakRSS.map { Double($0) / 1_048_576 }
+        seconds_range = [ours.min() ?? .nan, ours.max() ?? .nan]
+        reference_seconds_range = [theirs.min() ?? .nan, theirs.max() ?? .nan]
+        cpu_seconds = cpu.map(Measurement.median)
+        reference_cpu_seconds = referenceCPU.map(Measurement.median)
+        if let cpu_seconds, let reference_cpu_seconds { cpu_ratio = cpu_seconds / reference_cpu_seconds } else { cpu_ratio = nil }
     }
 
     func printLine() {
@@ -44,15 +60,21 @@ enum Measurement {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    /// Runs `ours` and `theirs` alternately: one warm-up each, then `runs` timed runs each.
-    static func alternate(runs: Int, ours: () async throws -> Void, theirs: () async throws -> Void) async throws -> (ours: [Double], theirs: [Double]) {
-        _ = try await time(theirs)
-        _ = try await time(ours)
+    /// Runs `ours` and `theirs` alternately: one warm-up each, then `runs` timed runs each;
+    /// `prepare`, untimed, before every run of either.
+    static func alternate(runs: Int, prepare: () throws -> Void = {}, ours: () async throws -> Void,
+                          theirs: () async throws -> Void) async throws -> (ours: [Double], theirs: [Double]) {
+        func timed(_ work: () async throws -> Void) async throws -> Double {
+            try prepare()
+            return try await time(work)
+        }
+        _ = try await timed(theirs)
+        _ = try await timed(ours)
         var oursTimes: [Double] = []
         var theirTimes: [Double] = []
         for _ in 0..<runs {
-            theirTimes.append(try await time(theirs))
-            oursTimes.append(try await time(ours))
+            theirTimes.append(try await timed(theirs))
+            oursTimes.append(try await timed(ours))
         }
         if ProcessInfo.processInfo.environment["FORMPOST_BENCH_EACH_RUN"] != nil {
             FileHandle.standardError.write(Data("runs, seconds: ours \(oursTimes), reference \(theirTimes)\n".utf8))

@@ -20,11 +20,17 @@ import NIOSSL
 ///   body buffered to disk before it goes on to the sink.
 ///
 /// Each line gives our peak RSS (this process, reset before the workload) and curl's
-/// (the largest of its runs). On macOS and Linux only, as the programs it starts.
+/// (the largest of its runs), and for the single uploads the CPU seconds each side's
+/// process used (`cpu_seconds`, `reference_cpu_seconds`, medians; `cpu_ratio` ours over
+/// curl's). With `--busy N`, N processes spinning on the CPU run throughout, as on a
+/// machine where the client's CPU competes with others'. `--only NAME,…` runs only the
+/// single-upload rows named. On macOS and Linux only, as the programs it starts.
 struct UploadBenchmarks {
     let size: Int
     let runs: Int
     let directory: String
+    /// The single-upload rows to run; nil for all.
+    var only: Set<String>? = nil
 
     func run() async throws {
         try await withFileFormAndSink(size: size, directory: directory) { source, form, port in
@@ -33,14 +39,16 @@ struct UploadBenchmarks {
     }
 
     private func run(source: String, form: MultipartForm, port: UInt16) async throws {
-        try await measure("upload", form: form, source: source, url: "http://127.0.0.1:\(port)/upload", transport: .shared, curlArguments: [], version: "1.1")
+        if only?.contains("upload") ?? true {
+            try await measure("upload", form: form, source: source, url: "http://127.0.0.1:\(port)/upload", transport: .shared, curlArguments: [], version: "1.1")
+        }
 
         let endpoint = try TLSEndpoint(directory: directory, upstreamPort: port)
         defer { endpoint.stop() }
         let workloads = [("upload-https-h1", endpoint.http1Port, "1.1"), ("upload-https-h2", endpoint.http2Port, "2"),
                          ("upload-https-h2-window-1m", endpoint.http2WideWindowPort, "2"),
                          ("upload-https-h1-buffered", endpoint.http1BufferedPort, "1.1"), ("upload-https-h2-buffered", endpoint.http2BufferedPort, "2")]
-        for (workload, endpointPort, version) in workloads {
+        for (workload, endpointPort, version) in workloads where only?.contains(workload) ?? true {
             try await withTLSTransport(caPath: endpoint.caPath, http2: version == "2") { transport in
                 try await measure(workload, form: form, source: source, url: "https://localhost:\(endpointPort)/upload", transport: transport,
                                   curlArguments: ["--cacert", endpoint.caPath, version == "2" ? "--http2" : "--http1.1"], version: version)
@@ -165,22 +173,28 @@ struct UploadBenchmarks {
         Measurement.resetPeakRSS()
         let baseline = Measurement.currentRSS()
         var curlPeak: Int64 = 0
+        var cpu: [Double] = [], curlCPU: [Double] = []
         let times = try await Measurement.alternate(runs: runs, ours: {
-            let response = try await client.upload(form, to: target, strategy: .streaming)
-            guard response.status == 200, response.text == "\(expected)" else {
-                throw BenchmarkFailure("\(workload): the sink received \(response.text) of \(expected) bytes (status \(response.status))")
+            let spent = try await CPUTime.spent {
+                let response = try await client.upload(form, to: target, strategy: .streaming)
+                guard response.status == 200, response.text == "\(expected)" else {
+                    throw BenchmarkFailure("\(workload): the sink received \(response.text) of \(expected) bytes (status \(response.status))")
+                }
             }
+            cpu.append(spent)
         }, theirs: {
             let run = try CurlRun(arguments: curlArguments + ["-F", "file=@\(source)", url])
             guard run.status == "200", run.httpVersion == version else {
                 throw BenchmarkFailure("\(workload): curl got status \(run.status) over HTTP/\(run.httpVersion), expected 200 over HTTP/\(version)")
             }
             curlPeak = max(curlPeak, run.peakRSS)
+            curlCPU.append(run.cpuSeconds)
         })
         let peak = Measurement.peakRSS()
         FileHandle.standardError.write(Data("\(workload): resident \(baseline >> 20) MiB before the runs, peak \(peak >> 20) MiB; curl peak \(curlPeak >> 20) MiB\n".utf8))
+        // The first run of each side is the warm-up.
         BenchmarkResult(workload: workload, bytes: expected, ours: times.ours, reference: "curl -F", theirs: times.theirs, peakRSS: peak,
-                        referencePeakRSS: curlPeak).printLine()
+                        referencePeakRSS: curlPeak, cpu: Array(cpu.dropFirst()), referenceCPU: Array(curlCPU.dropFirst())).printLine()
     }
 }
 #endif

@@ -1,9 +1,10 @@
 import Foundation
 
-/// formpost-bench WORKLOAD [--size-mib N] [--runs N]
+/// formpost-bench WORKLOAD [--size-mib N] [--runs N] [--busy N] [--only NAME,…]
 ///
 /// Workloads: encode (encode-chunks, encode-file, encode-memory), parse, upload
-/// (against curl -F; it starts `formpost-bench sink PORT` as a separate process),
+/// (against curl -F; it starts `formpost-bench sink PORT` as a separate process; `--busy N`
+/// keeps N processes spinning meanwhile, `--only` names the rows to run),
 /// resumable (tus against a plain upload to the same receiver, and the cost of a resume),
 /// small (1,000 small forms through one client against raw AsyncHTTPClient), concurrent
 /// (16 uploads at once over HTTP/2 against curl --parallel, in a process of its own),
@@ -31,13 +32,17 @@ func withScratchDirectory(_ work: (String) async throws -> Void) async throws {
 
 let size = option("--size-mib", default: 1024) << 20
 let runs = option("--runs", default: 5)
+let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? Set(arguments[$0 + 1].split(separator: ",").map(String.init)) : nil }
 
 do {
     switch arguments.first {
     case "encode": try await withScratchDirectory { try await EncodeBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "parse": try await ParseBenchmarks(size: size, runs: runs).run()
     #if os(macOS) || os(Linux)
-    case "upload": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).run() }
+    case "upload":
+        let busy = try BusyCores(count: option("--busy", default: 0))
+        defer { busy.stop() }
+        try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0, only: only).run() }
     case "concurrent": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).runConcurrent() }
     case "caller-client": try await withScratchDirectory { try await UploadBenchmarks(size: size, runs: runs, directory: $0).runCallerClient() }
     case "small": try await withScratchDirectory { try await SmallUploadBenchmarks(runs: runs, directory: $0).run() }
@@ -48,7 +53,7 @@ do {
     case "resumable": try await withScratchDirectory { try await ResumableBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "sink": ByteSink.run(port: UInt16(arguments.dropFirst().first ?? "") ?? 8099)
     default:
-        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small|object-storage [--size-mib N] [--runs N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small|object-storage [--size-mib N] [--runs N] [--busy N] [--only NAME,…]\n".utf8))
         exit(2)
     }
 } catch {
