@@ -245,6 +245,51 @@ struct ObjectStorageResumableTests {
         #expect(multipart.isEmpty)
     }
 
+    @Test("two draft appends racing for one upload on two receivers: exactly one is taken (204), the other answered 423 and nothing of it kept; the other receiver's HEAD then gives the offset, and an empty append there completes the upload whole")
+    func draftLeaseRace() async throws {
+        let store = try await MotoStore()
+        // A lease longer than the appends: none is renewed, so only taking it can keep the
+        // second append out.
+        let receivers = try await Receivers(store: store, cuts: 0, lease: 60)
+        let size = 12 << 20
+        let path = try await randomFile(receivers.directory, "race.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let base = receivers.ports.map { "http://127.0.0.1:\($0)" }
+        let draft = ["-H", "Upload-Draft-Interop-Version: 6"]
+        let created = try await offPool {
+            try SignedUploadServeTests.curl(["-D", "-", "-X", "POST"] + draft + ["-H", "Upload-Complete: ?0", "-H", "Upload-Length: \(size)",
+                                             "--data-binary", "", base[0] + "/upload"])
+        }
+        let location = try #require(created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
+            .dropFirst("location:".count).trimmingCharacters(in: .whitespaces), "\(created.body)")
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for target in base {
+                group.addTask {
+                    try await offPool {
+                        try SignedUploadServeTests.curl(["-X", "PATCH"] + draft + ["-H", "Upload-Offset: 0", "-H", "Upload-Complete: ?0",
+                                                         "-H", "Content-Type: application/partial-upload", "--limit-rate", "4M",
+                                                         "--data-binary", "@" + path, target + location]).status
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.sorted() == [204, 423], "\(statuses)")
+        let (head, completed) = try await offPool {
+            (try SignedUploadServeTests.curl(["-I"] + draft + [base[1] + location]),
+             try SignedUploadServeTests.curl(["-X", "PATCH"] + draft + ["-H", "Upload-Offset: \(size)", "-H", "Upload-Complete: ?1",
+                                             "-H", "Content-Type: application/partial-upload", "--data-binary", "", base[1] + location]))
+        }
+        #expect(head.body.lowercased().contains("upload-offset: \(size)") && head.body.lowercased().contains("upload-complete: ?0"), "\(head.body)")
+        #expect(completed.status == 200, "\(completed.body)")
+        let receipt = try? JSONDecoder().decode(Receipt.self, from: Data(completed.body.utf8))
+        #expect(receipt?.files.first?.sha256 == expected && receipt?.files.first?.size == Int64(size), "\(completed.body)")
+        _ = try await offPool { try receivers.stop() }
+        let (objects, multipart) = try await stored(in: store)
+        #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected, "\(objects)")
+        #expect(multipart.isEmpty, "\(multipart)")
+    }
+
     @Test("the IETF draft in object storage, with curl on two receivers: an upload of unknown length created on one, appended to on the other and completed on the first answers the receipt naming the bucket, and the other's HEAD says complete; 12 MiB in one request is stored from parts; a resumable form is refused (415) and the page sends forms in one request")
     func draftAcrossReceivers() async throws {
         let store = try await MotoStore()
