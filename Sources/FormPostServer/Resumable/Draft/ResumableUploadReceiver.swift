@@ -132,15 +132,9 @@ public struct ResumableUploadReceiver: Sendable {
         store.completionFault = completionFault
         self.store = store
         let configuration = receiver.configuration
-        objects = configuration.objectStorage.map { storage in
-            DraftObjects(client: S3Client(storage: storage), name: "resumable", partSize: ObjectStorage.partSize(maxFileSize: configuration.maxFileSize),
-                         leaseSeconds: Double(storage.leaseDuration.components.seconds), events: configuration.events)
-        }
+        objects = DraftObjects(configuration: configuration, name: "resumable")
         self.logger = logger
-        objectSweep = objects.map { [checked = self.basePath] objects in
-            ObjectUploadSweep(store: objects, interval: configuration.objectStorage?.sweepInterval ?? .seconds(60), expiry: expiry, basePath: checked,
-                              logger: logger)
-        }
+        objectSweep = objects.map { [checked = self.basePath] in ObjectUploadSweep(store: $0, expiry: expiry, basePath: checked, logger: logger) }
         self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries,
                                      kind: .ietf)
         self.admission = UploadAdmission(configuration: receiver.configuration)

@@ -226,3 +226,13 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
         ByteBuffer(bytes: try JSONEncoder().encode(state))
     }
 }
+
+extension ObjectUploadStore {
+    /// The store of `configuration`'s object storage for the uploads under `PREFIX.name/`, or
+    /// nil where `configuration` keeps uploads on the disk.
+    init?(configuration: ReceiverConfiguration, name: String) {
+        guard let storage = configuration.objectStorage else { return nil }
+        self.init(client: S3Client(storage: storage), name: name, partSize: ObjectStorage.partSize(maxFileSize: configuration.maxFileSize),
+                  leaseSeconds: Double(storage.leaseDuration.components.seconds), events: configuration.events)
+    }
+}

@@ -20,8 +20,9 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
     let basePath: String
     let logger: Logger
 
-    init(store: ObjectUploadStore<Info>, interval: Duration, expiry: Duration, basePath: String, logger: Logger) {
+    init(store: ObjectUploadStore<Info>, expiry: Duration, basePath: String, logger: Logger) {
         (self.store, self.expiry, self.basePath, self.logger) = (store, expiry, basePath, logger)
+        let interval = store.client.storage.sweepInterval
         Task.detached { [weak self] in
             while true {
                 try? await Task.sleep(for: interval)

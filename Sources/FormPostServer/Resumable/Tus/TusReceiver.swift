@@ -126,19 +126,13 @@ public struct TusReceiver: Sendable {
         self.maxUploadsInProgress = configuration.maxUploadsInProgress
         self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
-        objects = configuration.objectStorage.map { storage in
-            TusObjects(client: S3Client(storage: storage), name: "tus", partSize: ObjectStorage.partSize(maxFileSize: configuration.maxFileSize),
-                           leaseSeconds: Double(storage.leaseDuration.components.seconds), events: configuration.events)
-        }
+        objects = TusObjects(configuration: configuration, name: "tus")
         var store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
                                     fileMode: configuration.storedFileMode, events: configuration.events)
         store.completionFault = completionFault
         self.store = store
         self.logger = logger
-        objectSweep = objects.map { [checked = self.basePath] objects in
-            ObjectUploadSweep(store: objects, interval: configuration.objectStorage?.sweepInterval ?? .seconds(60), expiry: expiry, basePath: checked,
-                              logger: logger)
-        }
+        objectSweep = objects.map { [checked = self.basePath] in ObjectUploadSweep(store: $0, expiry: expiry, basePath: checked, logger: logger) }
         self.lifetime = UploadExpiry(lifetime: expiry, idle: configuration.idleUploadExpiry, retries: retries, kind: .tus)
         self.admission = UploadAdmission(configuration: configuration)
         self.threadPool = .singleton
