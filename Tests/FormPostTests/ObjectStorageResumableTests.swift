@@ -75,17 +75,18 @@ struct ObjectStorageResumableTests {
     }
 
     /// One `formpost serve --store` (with `options`) on moto behind s3_fault_proxy.py, which
-    /// answers 500 to the first `failures` completions of multipart uploads.
+    /// answers 500 to the first `failures` completions of multipart uploads (or the first
+    /// `failures` requests of `method` whose path and query contain `needle`).
     final class CompletionFaults: Sendable {
         let directory: SampleDirectory
         let proxy: ChildProcess
         let serve: ChildProcess
         let base: String
 
-        init(store: MotoStore, failures: Int, options: [String] = []) async throws {
+        init(store: MotoStore, failures: Int, method: String = "POST", needle: String = "uploadId=", options: [String] = []) async throws {
             let faultPort = try freePort()
             proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_fault_proxy.py"), String(faultPort), String(store.port), "500",
-                                                 String(failures), "POST", "uploadId="])
+                                                 String(failures), method, needle])
             try await RawSocket.waitForListener(port: faultPort)
             directory = try SampleDirectory()
             let port = try freePort()
@@ -288,6 +289,47 @@ struct ObjectStorageResumableTests {
         let (objects, multipart) = try await stored(in: store)
         #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected, "\(objects)")
         #expect(multipart.isEmpty, "\(multipart)")
+    }
+
+    @Test("a draft append that began the multipart upload and could not save its state (500 to every PUT of the state) fails, aborts the multipart upload and removes its tail: nothing of it is left; the same append on another receiver then completes the upload whole")
+    func draftAppendUnsavedLeavesNothing() async throws {
+        let store = try await MotoStore()
+        let receivers = try await Receivers(store: store, cuts: 0, lease: 60)
+        let faulty = try await CompletionFaults(store: store, failures: 1000, method: "PUT", needle: ".info")
+        // More than a part (8 MiB) and not a whole number of them: a part and a tail.
+        let size = 12 << 20
+        let path = try await randomFile(receivers.directory, "unsaved.bin", size: size)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let draft = ["-H", "Upload-Draft-Interop-Version: 6"]
+        let direct = "http://127.0.0.1:\(receivers.ports[0])"
+        // Of unknown length: the append that fills the first part begins the multipart upload.
+        let created = try await offPool {
+            try SignedUploadServeTests.curl(["-D", "-", "-X", "POST"] + draft + ["-H", "Upload-Complete: ?0", "--data-binary", "", direct + "/upload"])
+        }
+        let location = try #require(Self.location(in: created), "\(created.body)")
+        let append = { @Sendable (base: String) in
+            try SignedUploadServeTests.curl(["-X", "PATCH"] + draft + ["-H", "Upload-Offset: 0", "-H", "Upload-Complete: ?0",
+                                             "-H", "Content-Type: application/partial-upload", "--data-binary", "@" + path, base + location])
+        }
+        let failed = try await offPool { try append(faulty.base) }
+        #expect(failed.status >= 500, "\(failed.status) \(failed.body)")
+        let afterFailure = try await store.contents()
+        let tails = afterFailure.objects.map(\.key).filter { $0.hasPrefix("shared/.resumable/") && $0.contains(".tail-") }
+        #expect(afterFailure.multipartUploads.isEmpty, "a multipart upload left: \(afterFailure.multipartUploads)")
+        #expect(tails.isEmpty, "tails left: \(tails)")
+        let (head, appended, completed) = try await offPool {
+            (try SignedUploadServeTests.curl(["-I"] + draft + [direct + location]), try append(direct),
+             try SignedUploadServeTests.curl(["-X", "PATCH"] + draft + ["-H", "Upload-Offset: \(size)", "-H", "Upload-Complete: ?1",
+                                             "-H", "Content-Type: application/partial-upload", "--data-binary", "", direct + location]))
+        }
+        #expect(head.body.lowercased().contains("upload-offset: 0"), "\(head.body)")
+        #expect(appended.status == 204, "\(appended.body)")
+        #expect(completed.status == 200, "\(completed.body)")
+        _ = try await offPool { try receivers.stop() }
+        let (objects, multipart) = try await stored(in: store)
+        #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected, "\(objects)")
+        #expect(multipart.isEmpty, "\(multipart)")
+        withExtendedLifetime(faulty) {}
     }
 
     @Test("the IETF draft in object storage, with curl on two receivers: an upload of unknown length created on one, appended to on the other and completed on the first answers the receipt naming the bucket, and the other's HEAD says complete; 12 MiB in one request is stored from parts; a resumable form is refused (415) and the page sends forms in one request")
