@@ -213,8 +213,7 @@ struct ObjectStorageResumableTests {
         let created = try await offPool {
             try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(size)", base[0] + "/files"])
         }
-        let location = try #require(created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
-            .dropFirst("location:".count).trimmingCharacters(in: .whitespaces), "\(created.body)")
+        let location = try #require(Self.location(in: created), "\(created.body)")
         let patch = { @Sendable (target: String, extra: [String]) in
             try SignedUploadServeTests.curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
                                              "-H", "Content-Type: application/offset+octet-stream"] + extra + ["--data-binary", "@" + path, target + location])
@@ -233,8 +232,7 @@ struct ObjectStorageResumableTests {
         // A complete upload smaller than a part (one object, no parts) answers its length too.
         let small = try await offPool { () -> (SignedUploadServeTests.Answer, SignedUploadServeTests.Answer) in
             let created = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 5", base[0] + "/files"])
-            let place = created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
-                .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/files/none"
+            let place = Self.location(in: created) ?? "/files/none"
             let appended = try SignedUploadServeTests.curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: 0",
                                                             "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "hello", base[0] + place])
             return (appended, try SignedUploadServeTests.curl(["-I", "-H", "Tus-Resumable: 1.0.0", base[1] + place]))
@@ -261,8 +259,7 @@ struct ObjectStorageResumableTests {
             try SignedUploadServeTests.curl(["-D", "-", "-X", "POST"] + draft + ["-H", "Upload-Complete: ?0", "-H", "Upload-Length: \(size)",
                                              "--data-binary", "", base[0] + "/upload"])
         }
-        let location = try #require(created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
-            .dropFirst("location:".count).trimmingCharacters(in: .whitespaces), "\(created.body)")
+        let location = try #require(Self.location(in: created), "\(created.body)")
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for target in base {
                 group.addTask {
@@ -349,8 +346,7 @@ struct ObjectStorageResumableTests {
         let (created, middle, midway, last, after) = try await offPool {
             let created = try SignedUploadServeTests.curl(["-D", "-", "-X", "POST"] + draft + ["-H", "Upload-Complete: ?0", "-H", "Content-Type: text/plain",
                                                          "-H", "Content-Disposition: attachment; filename=\"hello.txt\"", "--data-binary", "", base[0] + "/upload"])
-            let location = created.body.split(separator: "\r\n").first { $0.lowercased().hasPrefix("location:") }?
-                .dropFirst("location:".count).trimmingCharacters(in: .whitespaces) ?? "/uploads/none"
+            let location = Self.location(in: created) ?? "/uploads/none"
             let middle = try append(base[1] + location, 0, false, "hello ")
             let midway = try SignedUploadServeTests.curl(["-I"] + draft + [base[0] + location])
             let last = try append(base[0] + location, 6, true, "world")

@@ -12,7 +12,8 @@ import NIOCore
 struct S3ObjectSink: FormFileSink {
     let storedName: String
     private let client: S3Client
-    private let contentType: String?
+    /// The object's `Content-Type`, as a field of the request that makes it, or none.
+    private let contentTypeFields: [SignatureV4.Field]
     private var hasher = SHA256Hasher()
     private var pipeline: S3PartPipeline
     /// Whether its multipart upload ended (completed or aborted): nothing more to abort.
@@ -22,8 +23,8 @@ struct S3ObjectSink: FormFileSink {
     init(client: S3Client, key: String, partSize: Int, contentType: String?) {
         self.client = client
         self.storedName = key
-        self.contentType = contentType
         let fields: [SignatureV4.Field] = contentType.map { [("content-type", $0)] } ?? []
+        contentTypeFields = fields
         pipeline = S3PartPipeline(client: client, key: key, partSize: partSize, gathered: ByteBufferAllocator().buffer(capacity: 0)) {
             try await client.beginMultipartUpload(of: key, fields: fields)
         }
@@ -38,8 +39,7 @@ struct S3ObjectSink: FormFileSink {
     mutating func complete() async throws -> String {
         let digest = Hexadecimal.string(hasher.finalize())
         guard let uploadID = pipeline.uploadID else {
-            let fields: [SignatureV4.Field] = (contentType.map { [("content-type", $0)] } ?? []) + [("x-amz-meta-sha256", digest)]
-            _ = try await client.send(.PUT, key: storedName, fields: fields, body: pipeline.gathering, what: "storing \(storedName)")
+            _ = try await client.send(.PUT, key: storedName, fields: contentTypeFields + [("x-amz-meta-sha256", digest)], body: pipeline.gathering, what: "storing \(storedName)")
             return digest
         }
         do {
