@@ -15,7 +15,7 @@ import NIOHTTP2
 /// slices of it (no copy): one file read per eight frames instead of one per frame.
 /// Progress counts a read's bytes when the connection has written its last frame.
 ///
-/// One frame read, one written, then the next once the stream is writable again (NIOHTTP2's
+/// One frame written at a time, the next once the stream is writable again (NIOHTTP2's
 /// default 8 KiB stream watermark): the pacing that lets a streaming proxy pass each frame
 /// on while the next is encrypted. Each alternative measured through nginx's streaming
 /// configuration (1 GiB, against `curl -F --http2`) was slower: 80 KiB queued per stream
