@@ -200,16 +200,31 @@ struct ObjectStorageResumableTests {
         #expect(multipart.isEmpty)
     }
 
+    /// The size of the file two appends race with.
+    static let raceSize = 12 << 20
+
+    /// A race's setting: moto, two receivers whose lease (60 s) outlasts the appends — none is
+    /// renewed, so only taking it can keep the second append out — and a file of
+    /// ``raceSize`` random bytes with its SHA-256.
+    func raceSetting() async throws -> (MotoStore, Receivers, String, String) {
+        let store = try await MotoStore()
+        let receivers = try await Receivers(store: store, cuts: 0, lease: 60)
+        let path = try await randomFile(receivers.directory, "race.bin", size: Self.raceSize)
+        return (store, receivers, path, sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    /// The statuses of `append` sent to each of `targets` at once, off the pool, in the order they ended.
+    static func race(_ targets: [String], _ append: @escaping @Sendable (String) throws -> Int) async throws -> [Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for target in targets { group.addTask { try await offPool { try append(target) } } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
     @Test("two appends racing for one upload on two receivers: exactly one is taken (204), the other answered 423; an append whose checksum does not match counts for nothing (460); HEAD on the other receiver answers a complete upload's length, one below a part too")
     func leaseRace() async throws {
-        let store = try await MotoStore()
-        // A lease longer than the appends: none is renewed, so only taking it can keep the
-        // second append out (a renewal would also find a lease taken over).
-        let receivers = try await Receivers(store: store, cuts: 0, lease: 60)
-        let size = 12 << 20
-        let path = try await randomFile(receivers.directory, "race.bin", size: size)
-        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let base = receivers.ports.map { "http://127.0.0.1:\($0)" }
+        let (store, receivers, path, expected) = try await raceSetting()
+        let size = Self.raceSize, base = receivers.ports.map { "http://127.0.0.1:\($0)" }
         let created = try await offPool {
             try SignedUploadServeTests.curl(["-D", "-", "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(size)", base[0] + "/files"])
         }
@@ -220,12 +235,7 @@ struct ObjectStorageResumableTests {
         }
         let mismatched = try await offPool { try patch(base[1], ["-H", "Upload-Checksum: sha256 \(Data(repeating: 0, count: 32).base64EncodedString())"]) }
         #expect(mismatched.status == 460, "\(mismatched.body)")
-        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            for target in base {
-                group.addTask { try await offPool { try patch(target, ["--limit-rate", "4M"]).status } }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let statuses = try await Self.race(base) { try patch($0, ["--limit-rate", "4M"]).status }
         #expect(statuses.sorted() == [204, 423], "\(statuses)")
         let head = try await offPool { try SignedUploadServeTests.curl(["-I", "-H", "Tus-Resumable: 1.0.0", base[1] + location]) }
         #expect(head.body.lowercased().contains("upload-offset: \(size)"), "\(head.body)")
@@ -246,31 +256,18 @@ struct ObjectStorageResumableTests {
 
     @Test("two draft appends racing for one upload on two receivers: exactly one is taken (204), the other answered 423 and nothing of it kept; the other receiver's HEAD then gives the offset, and an empty append there completes the upload whole")
     func draftLeaseRace() async throws {
-        let store = try await MotoStore()
-        // A lease longer than the appends: none is renewed, so only taking it can keep the
-        // second append out.
-        let receivers = try await Receivers(store: store, cuts: 0, lease: 60)
-        let size = 12 << 20
-        let path = try await randomFile(receivers.directory, "race.bin", size: size)
-        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: path)))
-        let base = receivers.ports.map { "http://127.0.0.1:\($0)" }
+        let (store, receivers, path, expected) = try await raceSetting()
+        let size = Self.raceSize, base = receivers.ports.map { "http://127.0.0.1:\($0)" }
         let draft = ["-H", "Upload-Draft-Interop-Version: 6"]
         let created = try await offPool {
             try SignedUploadServeTests.curl(["-D", "-", "-X", "POST"] + draft + ["-H", "Upload-Complete: ?0", "-H", "Upload-Length: \(size)",
                                              "--data-binary", "", base[0] + "/upload"])
         }
         let location = try #require(Self.location(in: created), "\(created.body)")
-        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            for target in base {
-                group.addTask {
-                    try await offPool {
-                        try SignedUploadServeTests.curl(["-X", "PATCH"] + draft + ["-H", "Upload-Offset: 0", "-H", "Upload-Complete: ?0",
-                                                         "-H", "Content-Type: application/partial-upload", "--limit-rate", "4M",
-                                                         "--data-binary", "@" + path, target + location]).status
-                    }
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
+        let statuses = try await Self.race(base) { target in
+            try SignedUploadServeTests.curl(["-X", "PATCH"] + draft + ["-H", "Upload-Offset: 0", "-H", "Upload-Complete: ?0",
+                                             "-H", "Content-Type: application/partial-upload", "--limit-rate", "4M",
+                                             "--data-binary", "@" + path, target + location]).status
         }
         #expect(statuses.sorted() == [204, 423], "\(statuses)")
         let (head, completed) = try await offPool {
