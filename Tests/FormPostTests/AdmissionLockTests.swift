@@ -20,7 +20,7 @@ struct AdmissionLockTests {
         let logger = Logger(label: "test")
         let created = Date().timeIntervalSince1970 - 60
         let info = TusUploadInfo(length: 10, metadata: nil, created: created, client: "127.0.0.1")
-        let (id, token) = try admission.admit(info, created: created, client: "127.0.0.1", channel: nil, store: store, expiry: expiry,
+        let (id, token) = try admission.admit(info, created: created, client: "127.0.0.1", connection: nil, store: store, expiry: expiry,
                                               locks: locks, digests: digests, logger: logger)
         if let stray = locks.acquire(id) {
             Issue.record("the new upload is not held")

@@ -175,6 +175,17 @@ func articleUploadingExample3() async throws {
     print(results.items)
 }
 
+/// From Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md.
+func articleReceivingUploadsExample1() async throws {
+    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "uploads"))
+    // In the server's handler: its request in…
+    let answer = await receiver.respond(to: ReceiverRequest(
+        method: .post, path: "/upload", headers: fields,    // HTTPFields
+        body: ReceiverRequestBody(buffers),                 // any AsyncSequence of ByteBuffer
+        clientAddress: peer))
+    // …its answer out: answer.status, answer.headers, answer.body (the JSON receipt).
+}
+
 /// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
 func articleRunningInProductionExample1() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))

@@ -1,4 +1,5 @@
-import Hummingbird
+import HTTPTypes
+import NIOCore
 import ResumableHTTP
 
 /// Which requests can begin an upload, and by which protocol: a `POST` or `PUT` anywhere
@@ -11,9 +12,9 @@ struct UploadBeginning: Sendable {
     let resumableBasePath: String?
 
     /// The protocol by which `request` begins an upload, or nil when it cannot begin one.
-    func uploadProtocol(of request: Request) -> UploadProtocol? {
+    func uploadProtocol(of request: ReceiverRequest) -> UploadProtocol? {
         guard request.method == .post || request.method == .put else { return nil }
-        let path = request.uri.path
+        let path = request.path
         if [tusBasePath, resumableBasePath].contains(where: { base in base.map { path.hasPrefix($0 + "/") } ?? false }) { return nil }
         if let tusBasePath, path == tusBasePath { return .tus }
         if resumableBasePath != nil, path == resumableBasePath || DraftInterop.asksForResumableUpload(request.headers) { return .ietf }

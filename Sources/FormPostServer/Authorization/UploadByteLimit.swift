@@ -1,5 +1,4 @@
 import HTTPTypes
-import Hummingbird
 import NIOCore
 import ResumableHTTP
 
@@ -16,15 +15,15 @@ struct UploadByteLimit: Sendable {
     /// Nil when `request` may go on (its body then limited to `limit` bytes), else the
     /// answer that refuses it. `limitName` names the limit in the failure a body past it
     /// ends with; `setBy` says in the answer what sets it ("by its signed URL").
-    func hold(_ request: inout Request, to limit: Int64, named limitName: ReceiverLimit, setBy: String, channel: (any Channel)?) -> Response? {
+    func hold(_ request: inout ReceiverRequest, to limit: Int64, named limitName: ReceiverLimit, setBy: String) -> ReceiverResponse? {
         let tooLarge = "The upload exceeds the limit of \(limit) bytes set \(setBy)."
         if let length = request.headers[.contentLength].flatMap(Int64.init), length > limit {
-            return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request, channel: channel)
+            return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request)
         }
         switch beginning.uploadProtocol(of: request) {
         case .tus:
             if let length = request.headers[.uploadLength].flatMap(Int64.init), length > limit {
-                return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request, channel: channel)
+                return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request)
             }
             return nil  // tus refuses a creation without Upload-Length itself.
         case .ietf:
@@ -32,11 +31,11 @@ struct UploadByteLimit: Sendable {
             let declared = StructuredField.integer(request.headers[.uploadLength]) ?? (completes ? request.headers[.contentLength].flatMap(Int64.init) : nil)
             guard let declared else {
                 return EarlyRefusal.response("The upload is limited to \(limit) bytes, set \(setBy): declare its length (Upload-Length) when creating it.",
-                                             status: .lengthRequired, request: request, channel: channel)
+                                             status: .lengthRequired, request: request)
             }
-            return declared > limit ? EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request, channel: channel) : nil
+            return declared > limit ? EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request) : nil
         case .multipart, nil:
-            request.body = RequestBody(asyncSequence: WatchedBody(base: request.body) { _, total in
+            request.body = ReceiverRequestBody(WatchedBody(base: request.body) { _, total in
                 guard total <= limit else { throw ReceiverFailure.limitExceeded(limitName, value: limit) }
             })
             return nil

@@ -1,4 +1,5 @@
-import Hummingbird
+import HTTPTypes
+import NIOCore
 
 /// What an authorization that allows an upload may add to it
 /// (``UploadAuthorization/allowWith(_:)``): a byte limit tighter than the receiver's, and
@@ -17,12 +18,5 @@ public struct UploadGrant: Sendable, Equatable, Codable {
     public init(maxBytes: Int64? = nil, metadata: [String: String] = [:]) {
         self.maxBytes = maxBytes
         self.metadata = metadata
-    }
-
-    /// The metadata granted to the upload that `context`'s request begins (its
-    /// ``ReceiverRequestContext/grant``), or nil when none was.
-    static func metadata(in context: some RequestContext) -> [String: String]? {
-        guard let metadata = (context as? ReceiverRequestContext)?.grant?.metadata, !metadata.isEmpty else { return nil }
-        return metadata
     }
 }

@@ -1,4 +1,4 @@
-import Hummingbird
+import HTTPTypes
 import NIOCore
 
 /// The client address a request came from, as the receivers of resumable uploads count
@@ -9,26 +9,6 @@ import NIOCore
 /// from a trusted proxy (``TrustedProxies``, through ``ReceiverRequestContext/clientAddress``):
 /// otherwise, behind a reverse proxy, every request has the proxy's address.
 enum ClientAddress {
-    /// The address of the client of a request with `context`: from a
-    /// ``ReceiverRequestContext``'s connection, or a context that tells its remote
-    /// address; nil for others, and for a connection that is not over IP.
-    static func of(_ context: some RequestContext) -> String? {
-        key(address(of: context))
-    }
-
-    /// The full address of the client of a request with `context`, as its log line names
-    /// it: a ``ReceiverRequestContext``'s ``ReceiverRequestContext/clientAddress``, or the
-    /// remote address a context tells; `-` when there is none.
-    static func logged(_ context: some RequestContext) -> String {
-        address(of: context)?.ipAddress ?? "-"
-    }
-
-    /// The client's address as ``logged(_:)`` tells it, or nil.
-    static func address(of context: some RequestContext) -> SocketAddress? {
-        if let receiver = context as? ReceiverRequestContext { return receiver.clientAddress }
-        return (context as? any RemoteAddressRequestContext)?.remoteAddress
-    }
-
     /// The key `address` counts under; nil when it is not an IP address.
     static func key(_ address: SocketAddress?) -> String? {
         guard let address, let bytes = AddressRange.bytes(of: address) else { return nil }

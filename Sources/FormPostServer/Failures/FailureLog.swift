@@ -8,7 +8,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Hummingbird
+import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -19,13 +19,13 @@ import NIOHTTP1
 /// its grace); any other failure at error.
 enum FailureLog {
     /// Logs `error`, which ended the handling of `request`, to `logger` at its level.
-    static func log(_ error: any Error, of request: Request, to logger: Logger) {
+    static func log(_ error: any Error, of request: ReceiverRequest, to logger: Logger) {
         if clientWentAway(error) {
-            logger.notice("\(request.method) \(request.uri.path) ended by the client: \(String(reflecting: error))")
+            logger.notice("\(request.method) \(request.path) ended by the client: \(String(reflecting: error))")
         } else if error is CancellationError {
-            logger.notice("\(request.method) \(request.uri.path) ended by the server's stop")
+            logger.notice("\(request.method) \(request.path) ended by the server's stop")
         } else {
-            logger.error("\(request.method) \(request.uri.path) failed: \(String(reflecting: error))")
+            logger.error("\(request.method) \(request.path) failed: \(String(reflecting: error))")
         }
     }
 

@@ -1,5 +1,4 @@
 import HTTPTypes
-import Hummingbird
 import NIOCore
 import Synchronization
 
@@ -48,9 +47,9 @@ public final class ServerHealth: Sendable {
     }
 
     /// The answer to `request` when it is one of the health endpoints'; nil for any other.
-    func response(to request: Request) async -> Response? {
+    func response(to request: ReceiverRequest) async -> ReceiverResponse? {
         guard request.method == .get || request.method == .head else { return nil }
-        switch request.uri.path {
+        switch request.path {
         case Self.livenessPath:
             return Self.answer(.ok, Status(status: "ok"), head: request.method == .head)
         case Self.readinessPath:
@@ -72,9 +71,9 @@ public final class ServerHealth: Sendable {
         var reason: String?
     }
 
-    private static func answer(_ status: HTTPResponse.Status, _ body: Status, head: Bool) -> Response {
+    private static func answer(_ status: HTTPResponse.Status, _ body: Status, head: Bool) -> ReceiverResponse {
         var response = UploadReceiver.json(body, status: status)
         response.headers[.cacheControl] = "no-store"
-        return head ? response.createHeadResponse() : response
+        return head ? response.forHead() : response
     }
 }

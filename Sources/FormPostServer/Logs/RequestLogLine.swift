@@ -1,4 +1,4 @@
-import Hummingbird
+import HTTPTypes
 import Logging
 import NIOConcurrencyHelpers
 
@@ -17,39 +17,39 @@ struct RequestLogLine: Sendable {
     private let received = NIOLockedValueBox<Int64>(0)
 
     /// `request` with its body counted into the line's `bytes`.
-    func counting(_ request: Request) -> Request {
+    func counting(_ request: ReceiverRequest) -> ReceiverRequest {
         var counted = request
         let received = self.received
-        counted.body = RequestBody(asyncSequence: WatchedBody(base: request.body) { _, total in
+        counted.body = ReceiverRequestBody(WatchedBody(base: request.body) { _, total in
             received.withLockedValue { $0 = total }
         })
         return counted
     }
 
     /// Logs the line of `request`, answered `response`, to `logger` at info level.
-    func log(_ request: Request, answered response: Response, client: String, upload: String? = nil,
+    func log(_ request: ReceiverRequest, answered response: ReceiverResponse, upload: String? = nil,
              details: Logger.Metadata = [:], to logger: Logger) {
         let elapsed = (ContinuousClock.now - started).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         var metadata: Logger.Metadata = [
             "method": "\(request.method.rawValue)",
-            "path": "\(request.uri.path)",
+            "path": "\(request.path)",
             "status": .stringConvertible(response.status.code),
             "bytes": .stringConvertible(received.withLockedValue { $0 }),
             "duration": .stringConvertible(Double(milliseconds) / 1000),
-            "client": "\(client)",
+            "client": "\(request.loggedClient)",
         ]
         if let upload { metadata["upload"] = "\(upload)" }
         metadata.merge(details) { current, _ in current }
-        logger.info("\(request.method) \(request.uri.path) \(response.status.code)", metadata: metadata)
+        logger.info("\(request.method) \(request.path) \(response.status.code)", metadata: metadata)
     }
 
     /// The ID of the resumable upload under `basePath` that `request` concerns: the last
     /// segment of its path when it names one, else that of the `Location` a creation
     /// answered; nil when neither does.
-    static func upload(of request: Request, answered response: Response, basePath: String) -> String? {
+    static func upload(of request: ReceiverRequest, answered response: ReceiverResponse, basePath: String) -> String? {
         let prefix = basePath.hasSuffix("/") ? basePath : basePath + "/"
-        let path = request.uri.path
+        let path = request.path
         if path.hasPrefix(prefix), !path.dropFirst(prefix.count).isEmpty {
             return String(path.dropFirst(prefix.count).prefix { $0 != "/" })
         }

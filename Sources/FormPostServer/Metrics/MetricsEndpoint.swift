@@ -1,4 +1,4 @@
-import Hummingbird
+import HTTPTypes
 import NIOCore
 
 /// `GET /metrics` of an ``UploadServer``: what `render` gives (the text a metrics backend
@@ -24,10 +24,10 @@ public struct MetricsEndpoint: Sendable {
     }
 
     /// The answer to `request` when it asks for the metrics; nil for any other.
-    func response(to request: Request) -> Response? {
-        guard request.uri.path == Self.path, request.method == .get || request.method == .head else { return nil }
+    func response(to request: ReceiverRequest) -> ReceiverResponse? {
+        guard request.path == Self.path, request.method == .get || request.method == .head else { return nil }
         let body = ByteBuffer(bytes: render())
-        let response = Response(status: .ok, headers: [.contentType: contentType, .cacheControl: "no-store"], body: ResponseBody(byteBuffer: body))
-        return request.method == .head ? response.createHeadResponse() : response
+        let response = ReceiverResponse(status: .ok, headers: [.contentType: contentType, .cacheControl: "no-store"], body: body)
+        return request.method == .head ? response.forHead() : response
     }
 }

@@ -1,4 +1,3 @@
-import Hummingbird
 import Multipart
 import NIOCore
 
@@ -53,14 +52,5 @@ public struct FormParts<Body: AsyncSequence>: AsyncSequence where Body.Element =
             guard let (head, number) = try await reader.nextPart() else { return nil }
             return FormPart(head: head, body: FormPartBody(source: reader, part: number))
         }
-    }
-}
-
-extension Request {
-    /// The parts of this request's `multipart/form-data` body (see ``FormParts``).
-    ///
-    /// - Throws: `MultipartError/missingBoundary(contentType:)` when the request is not multipart.
-    public func formParts(limits: MultipartParserLimits = MultipartParserLimits()) throws -> FormParts<RequestBody> {
-        try FormParts(contentType: headers[.contentType] ?? "", body: body, limits: limits)
     }
 }

@@ -3,7 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
+import HTTPTypes
 import Logging
 import Multipart
 import NIOCore
@@ -52,29 +52,26 @@ public struct UploadReceiver: Sendable {
 
 
     /// Answers one request.
-    @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
+    public func respond(to request: ReceiverRequest) async -> ReceiverResponse {
         let line = RequestLogLine()
         let request = line.counting(request)
         let isForm = request.method == .post
         if isForm { ReceiverMetrics.form(began: true) }
         defer { if isForm { ReceiverMetrics.form(began: false) } }
-        let response: Response
+        let response: ReceiverResponse
         var received: Receipt?
         var bodyFinished = false
         do {
-            let (receipt, bodyLeft) = try await receive(request, client: ClientAddress.address(of: context)?.ipAddress,
-                                                          metadata: UploadGrant.metadata(in: context), bodyFinished: &bodyFinished)
+            let (receipt, bodyLeft) = try await receive(request, bodyFinished: &bodyFinished)
             received = receipt
-            response = Self.json(receipt, status: .ok, ending: bodyLeft ? (context as? ReceiverRequestContext)?.channel : nil)
+            response = Self.json(receipt, status: .ok, endsExchange: bodyLeft)
         } catch {
-            let channel = (context as? ReceiverRequestContext)?.channel
-            let unread = !bodyFinished && channel.map { Self.declaresBody(request, on: $0) } == true
-            response = Self.errorResponse(for: error, ending: unread ? channel : nil)
+            response = Self.errorResponse(for: error, endsExchange: !bodyFinished && request.declaresBody)
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
-                logger.error("\(request.method) \(request.uri.path): \(detail)")
+                logger.error("\(request.method) \(request.path): \(detail)")
             case let failure as ObjectStorageError:
-                logger.error("\(request.method) \(request.uri.path): \(failure)")
+                logger.error("\(request.method) \(request.path): \(failure)")
             default:
                 break
             }
@@ -82,29 +79,22 @@ public struct UploadReceiver: Sendable {
         }
         if request.method == .post { ReceiverMetrics.upload(.multipart, received == nil ? .failed : .completed) }
         let bytes = received?.files.reduce(Int64(0)) { $0 + $1.size } ?? 0
-        line.log(request, answered: response, client: ClientAddress.logged(context),
+        line.log(request, answered: response,
                  details: ["files": .stringConvertible(received?.files.count ?? 0), "fields": .stringConvertible(received?.fields.count ?? 0),
                            "file_bytes": .stringConvertible(bytes)],
                  to: logger)
         return response
     }
 
-    /// Whether `request` comes with a body: a positive `Content-Length`, or without one
-    /// `Transfer-Encoding` on HTTP/1.1, or a stream of HTTP/2 (whose connection, not the
-    /// listening channel, is its channel's parent).
-    static func declaresBody(_ request: Request, on channel: any Channel) -> Bool {
-        if let length = request.headers[.contentLength].flatMap(Int64.init) { return length > 0 }
-        return request.headers[.transferEncoding] != nil || channel.parent?.parent != nil
-    }
-
     /// Reads the form; returns its receipt, and whether the client may still be sending
     /// (bytes after the closing delimiter, which are not read). `bodyFinished` tells, also
     /// when it throws, whether the body was read to its end.
-    private func receive(_ request: Request, client: String?, metadata: [String: String]?, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
+    private func receive(_ request: ReceiverRequest, bodyFinished: inout Bool) async throws -> (Receipt, bodyLeft: Bool) {
         guard request.method == .post else { throw ReceiverFailure.methodNotAllowed("\(request.method) is not allowed: send POST") }
         var record: (@Sendable (Receipt) async throws -> Void)?
         if let outbox = configuration.events {
-            let method = request.method.rawValue, path = request.uri.path
+            let method = request.method.rawValue, path = request.path
+            let client = request.clientAddress?.ipAddress, metadata = request.grantedMetadata
             record = { receipt in
                 let upload = UploadEvent.Upload(protocol: .multipart, method: method, path: path, client: client, receipt: receipt, metadata: metadata)
                 try await outbox.record(UploadEvent.postFinish, upload: upload)
@@ -152,11 +142,11 @@ public struct UploadReceiver: Sendable {
         }
     }
 
-    /// The answer to a request that failed with `error`; with `ending`, the answer ends the
-    /// connection as ``json(_:status:ending:)`` says.
-    static func errorResponse(for error: any Error, ending channel: (any Channel)? = nil) -> Response {
+    /// The answer to a request that failed with `error`; one that `endsExchange` (see
+    /// ``ReceiverResponse/endsExchange``) when the client may still be sending.
+    static func errorResponse(for error: any Error, endsExchange: Bool = false) -> ReceiverResponse {
         let (message, status) = errorAnswer(for: error)
-        var response = json(ErrorBody(error: message), status: status, ending: channel)
+        var response = json(ErrorBody(error: message), status: status, endsExchange: endsExchange)
         if status == .methodNotAllowed { response.headers[.allow] = "POST" }
         return response
     }
@@ -194,13 +184,6 @@ public struct UploadReceiver: Sendable {
         !(error is MultipartError || error is ReceiverFailure || error is ObjectStorageError)
     }
 
-    /// How long a connection whose request was answered before its body was read goes on
-    /// being read (and what arrives dropped) before it is closed: time for the client to
-    /// read the answer and stop sending. Closing at once would make the kernel answer the
-    /// bytes still in flight with a reset, which can destroy the answer before the client
-    /// reads it (nginx's `lingering_timeout` is 5 s too).
-    static let lingeringTime: TimeAmount = .seconds(5)
-
     /// `value` as the JSON of an answer: keys sorted, slashes as they are.
     static func encodeJSON(_ value: some Encodable) -> Data {
         let encoder = JSONEncoder()
@@ -208,22 +191,9 @@ public struct UploadReceiver: Sendable {
         return (try? encoder.encode(value)) ?? Data("{}".utf8)
     }
 
-    /// `value` as a JSON answer. With `ending` (the request's channel), the answer ends the
-    /// exchange although the client may still be sending: the connection (on HTTP/2, the
-    /// stream) is closed ``lingeringTime`` after the answer was written, or sooner by the
-    /// client. (It does not say `Connection: close`: AsyncHTTPClient closes at once on that
-    /// while its body is still going, and loses the answer's body; HTTP/2 forbids it.)
-    static func json(_ value: some Encodable, status: HTTPResponse.Status, ending channel: (any Channel)? = nil) -> Response {
-        let buffer = ByteBuffer(bytes: encodeJSON(value))
-        let headers: HTTPFields = [.contentType: "application/json"]
-        guard let channel else {
-            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
-        }
-        let body = ResponseBody(contentLength: buffer.readableBytes) { writer in
-            try await writer.write(buffer)
-            try await writer.finish(nil)
-            channel.eventLoop.scheduleTask(in: lingeringTime) { channel.close(promise: nil) }
-        }
-        return Response(status: status, headers: headers, body: body)
+    /// `value` as a JSON answer; one that `endsExchange` (see ``ReceiverResponse/endsExchange``)
+    /// when the client may still be sending.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status, endsExchange: Bool = false) -> ReceiverResponse {
+        ReceiverResponse(status: status, headers: [.contentType: "application/json"], body: ByteBuffer(bytes: encodeJSON(value)), endsExchange: endsExchange)
     }
 }

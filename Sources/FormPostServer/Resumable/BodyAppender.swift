@@ -6,7 +6,7 @@ import Musl
 import Darwin
 #endif
 import FormPostDigests
-import Hummingbird
+import HTTPTypes
 import NIOCore
 import NIOPosix
 
@@ -35,7 +35,7 @@ struct BodyAppender {
     /// SHA-256, taken beside the writes), which then covers the data up to the outcome's
     /// offset, also after a failed write; every byte received goes to `checksum` (this
     /// request's). The descriptor is closed, whatever happens.
-    func append(_ body: RequestBody, to descriptor: Int32, at offset: Int64, limit: Int64,
+    func append(_ body: ReceiverRequestBody, to descriptor: Int32, at offset: Int64, limit: Int64,
                 digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async -> Outcome {
         defer { close(descriptor) }
         var outcome = Outcome(offset: offset, cut: false, overflowed: false)

@@ -105,14 +105,14 @@ struct UploadAdmission: Sendable {
     /// after removing what ``decide(client:entries:now:hasExpired:)`` says to; when full,
     /// looks at the files of the uploads it names first, removing those that turn out idle
     /// (``UploadExpiry``). Returns the new upload's id, held in `locks` for the creating
-    /// request on `channel` (the token gives it back): from the moment its files exist it is
+    /// request on `connection` (the token gives it back): from the moment its files exist it is
     /// the creating request's, so no sweep removes it before that request appends its first
     /// bytes, however long the machine takes to get there. It blocks on the file system: call
     /// it on NIO's thread pool.
     ///
     /// - Throws: ``Refusal`` when the uploads in progress reached a limit; a failure to
     ///   create the upload's files.
-    func admit(_ info: some Encodable, created: Double, client: String?, channel: (any Channel)?, store: UploadStore, expiry: UploadExpiry,
+    func admit(_ info: some Encodable, created: Double, client: String?, connection: (any ReceiverConnection)?, store: UploadStore, expiry: UploadExpiry,
                locks: UploadLocks, digests: RunningDigests, logger: Logger) throws -> (id: String, token: UInt64) {
         // The bytes the client's uploads hold now, not as the last sweep saw them (at most
         // one look a second at each).
@@ -134,7 +134,7 @@ struct UploadAdmission: Sendable {
         case .admitted(let removing):
             for victim in removing { expiry.removeEnded(victim, from: store, locks: locks, digests: digests, logger: logger, evictingComplete: true) }
             // A new random id: nothing else holds it.
-            guard let token = locks.acquire(id, channel: channel) else {
+            guard let token = locks.acquire(id, connection: connection) else {
                 store.census.remove(id)
                 throw Refusal(message: "the new upload's name was taken: try again")
             }

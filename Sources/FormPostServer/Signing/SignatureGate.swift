@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import HTTPTypes
-import Hummingbird
 import NIOCore
 import ResumableHTTP
 
@@ -31,28 +30,28 @@ struct SignatureGate: Sendable {
     let beginning: UploadBeginning
 
     /// Whether `request` must be signed.
-    func requiresSignature(_ request: Request) -> Bool {
+    func requiresSignature(_ request: ReceiverRequest) -> Bool {
         beginning.uploadProtocol(of: request) != nil
     }
 
     /// Nil when `request` may go on (its body then limited as signed); else the answer
     /// that refuses it, which closes the connection when a body may follow unread.
-    func check(_ request: inout Request, channel: (any Channel)?, now: Int64 = Int64(Date().timeIntervalSince1970)) -> Response? {
+    func check(_ request: inout ReceiverRequest, now: Int64 = Int64(Date().timeIntervalSince1970)) -> ReceiverResponse? {
         guard requiresSignature(request) else { return nil }
         let grant: SignedUploadGrant
         do {
-            grant = try signer.verify(method: request.method.rawValue, target: request.head.path ?? request.uri.path, now: now, clockSkew: clockSkew)
+            grant = try signer.verify(method: request.method.rawValue, target: request.target, now: now, clockSkew: clockSkew)
         } catch {
-            var response = refusal(error.description, status: error == .missing ? .unauthorized : .forbidden, request: request, channel: channel)
+            var response = refusal(error.description, status: error == .missing ? .unauthorized : .forbidden, request: request)
             if error == .missing { response.headers[.wwwAuthenticate] = "FormPost-Signed-URL" }
             return response
         }
         guard let limit = grant.maxBytes else { return nil }
         return UploadByteLimit(beginning: beginning).hold(&request, to: limit, named: .signedMaxBytes,
-                                                          setBy: "by its signed URL (\(UploadURLSigner.maxBytesParameter))", channel: channel)
+                                                          setBy: "by its signed URL (\(UploadURLSigner.maxBytesParameter))")
     }
 
-    private func refusal(_ message: String, status: HTTPResponse.Status, request: Request, channel: (any Channel)?) -> Response {
-        EarlyRefusal.response(message, status: status, request: request, channel: channel)
+    private func refusal(_ message: String, status: HTTPResponse.Status, request: ReceiverRequest) -> ReceiverResponse {
+        EarlyRefusal.response(message, status: status, request: request)
     }
 }

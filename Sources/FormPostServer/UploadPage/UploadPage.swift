@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
+import HTTPTypes
+import NIOCore
 
 /// The page ``UploadServer`` answers at `GET /`: a form to upload files from a browser to
 /// the receiver on the same origin, with nothing loaded from elsewhere.
@@ -129,15 +130,15 @@ public enum UploadPage {
 
     /// The answer to `GET /` (or, with `head`, to `HEAD /`: the same head, no body), for a
     /// server that takes resumable uploads of the IETF draft (`resumable`) or not.
-    static func response(head: Bool, resumable: Bool = true) -> Response {
+    static func response(head: Bool, resumable: Bool = true) -> ReceiverResponse {
         let headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8",
             .cacheControl: "no-cache",
             .contentSecurityPolicy: contentSecurityPolicy,
             .xContentTypeOptions: "nosniff",
         ]
-        let response = Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: resumable ? html : withoutResumable)))
-        return head ? response.createHeadResponse() : response
+        let response = ReceiverResponse(status: .ok, headers: headers, body: ByteBuffer(string: resumable ? html : withoutResumable))
+        return head ? response.forHead() : response
     }
 
     private static let withoutResumable = html(resumable: false)

@@ -1,10 +1,10 @@
 import HTTPTypes
-import Hummingbird
+import NIOCore
 
 /// A request the receiver of resumable uploads refuses: its answer, and whether it says
 /// the upload is complete (`Upload-Complete`), when it says.
 struct DraftFailure: Error {
-    let response: Response
+    let response: ReceiverResponse
     let complete: Bool?
 
     init(_ status: HTTPResponse.Status, _ message: String, complete: Bool? = nil) {
@@ -12,7 +12,7 @@ struct DraftFailure: Error {
         self.complete = complete
     }
 
-    init(response: Response, complete: Bool?) {
+    init(response: ReceiverResponse, complete: Bool?) {
         self.response = response
         self.complete = complete
     }

@@ -5,7 +5,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import HTTPTypes
-import Hummingbird
 import Logging
 import Multipart
 import NIOCore
@@ -151,8 +150,8 @@ public struct ResumableUploadReceiver: Sendable {
     /// Whether `request` is this receiver's: on an upload resource, an `OPTIONS`, or a
     /// request that asks for a resumable upload (`Upload-Complete`, or `Upload-Incomplete`
     /// of interop version 3).
-    public func handles(_ request: Request) -> Bool {
-        let path = request.uri.path
+    public func handles(_ request: ReceiverRequest) -> Bool {
+        let path = request.path
         return path == basePath || path.hasPrefix(basePath + "/") || request.method == .options
             || DraftInterop.asksForResumableUpload(request.headers)
     }
@@ -168,15 +167,15 @@ public struct ResumableUploadReceiver: Sendable {
         ReceiverMetrics.inProgress(.ietf, store.census.all.values.filter { !$0.complete }.count)
     }
 
-    /// Answers one request that ``handles(_:)``.
-    @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
+    /// Answers one request that ``handles(_:)-(ReceiverRequest)``.
+    public func respond(to request: ReceiverRequest) async -> ReceiverResponse {
         let line = RequestLogLine()
         let request = line.counting(request)
         let version = DraftInterop.version(of: request.headers)
-        var response: Response
+        var response: ReceiverResponse
         do {
-            response = try await route(request, channel: (context as? ReceiverRequestContext)?.channel, client: ClientAddress.of(context),
-                                       granted: UploadGrant.metadata(in: context), version: version)
+            response = try await route(request, connection: request.connection, client: ClientAddress.key(request.clientAddress),
+                                       granted: request.grantedMetadata, version: version)
         } catch let failure as DraftFailure {
             response = failure.response
             if let complete = failure.complete { DraftInterop.mark(&response.headers, complete: complete, version: version) }
@@ -186,38 +185,38 @@ public struct ResumableUploadReceiver: Sendable {
             let (message, status) = UploadReceiver.errorAnswer(for: error)
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
-                logger.error("\(request.method) \(request.uri.path): \(detail)")
+                logger.error("\(request.method) \(request.path): \(detail)")
             case let failure as ObjectStorageError:
-                logger.error("\(request.method) \(request.uri.path): \(failure)")
+                logger.error("\(request.method) \(request.path): \(failure)")
             default:
                 if UploadReceiver.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
             }
             response = UploadReceiver.json(ErrorBody(error: message), status: status)
             if let failure = error as? ObjectStorageError, failure.isTransient { response.headers[.retryAfter] = "5" }
         }
-        line.log(request, answered: response, client: ClientAddress.logged(context),
+        line.log(request, answered: response,
                  upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)
         return response
     }
 
-    private func route(_ request: Request, channel: (any Channel)?, client: String?, granted: [String: String]?, version: Int?) async throws -> Response {
-        let path = request.uri.path
+    private func route(_ request: ReceiverRequest, connection: (any ReceiverConnection)?, client: String?, granted: [String: String]?, version: Int?) async throws -> ReceiverResponse {
+        let path = request.path
         guard path == basePath || path.hasPrefix(basePath + "/") else {
             if request.method == .options, !DraftInterop.asksForResumableUpload(request.headers) {
-                return Response(status: .noContent, headers: [.allow: "POST, PUT, OPTIONS", .uploadLimit: limits(contentType: nil, info: nil).fieldValue(interopVersion: version)])
+                return ReceiverResponse(status: .noContent, headers: [.allow: "POST, PUT, OPTIONS", .uploadLimit: limits(contentType: nil, info: nil).fieldValue(interopVersion: version)])
             }
-            return try await create(request, channel: channel, client: client, granted: granted, version: version)
+            return try await create(request, connection: connection, client: client, granted: granted, version: version)
         }
         let id = path.dropFirst(basePath.count).drop { $0 == "/" }
         guard UploadStore.isValidID(id) else { throw DraftFailure(.notFound, "no such upload") }
-        if let objects { return try await routeObject(request, id: String(id), channel: channel, version: version, in: objects) }
+        if let objects { return try await routeObject(request, id: String(id), connection: connection, version: version, in: objects) }
         switch request.method {
-        case .head, .get: return try await state(String(id), channel: channel, version: version, head: request.method == .head)
-        case .patch: return try await append(request, id: String(id), channel: channel, version: version)
-        case .delete: return try await cancel(String(id), channel: channel)
+        case .head, .get: return try await state(String(id), connection: connection, version: version, head: request.method == .head)
+        case .patch: return try await append(request, id: String(id), connection: connection, version: version)
+        case .delete: return try await cancel(String(id), connection: connection)
         case .options:
             let info = try await described(String(id))
-            return Response(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
+            return ReceiverResponse(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
                                                           .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)])
         default:
             throw DraftFailure(.methodNotAllowed, "an upload resource answers HEAD, GET, PATCH, DELETE and OPTIONS")
@@ -229,7 +228,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// A request to a target that asks for a resumable upload: the upload resource is
     /// created for `client` (its address) if `UploadAdmission` takes it (and announced at
     /// once in a 104), then the request's content appended.
-    private func create(_ request: Request, channel: (any Channel)?, client: String?, granted: [String: String]?, version: Int?) async throws -> Response {
+    private func create(_ request: ReceiverRequest, connection: (any ReceiverConnection)?, client: String?, granted: [String: String]?, version: Int?) async throws -> ReceiverResponse {
         guard request.method == .post || request.method == .put else {
             throw DraftFailure(.methodNotAllowed, "a resumable upload is created with POST or PUT")
         }
@@ -242,15 +241,15 @@ public struct ResumableUploadReceiver: Sendable {
         let limit = limits(contentType: contentType, info: nil).maxSize ?? Int64.max
         if let length, length > limit { throw tooLarge(contentType: contentType, version: version) }
         if let contentLength, contentLength > limit { throw tooLarge(contentType: contentType, version: version) }
-        var info = DraftUploadInfo(created: Date().timeIntervalSince1970, length: length, method: request.method.rawValue, path: request.uri.path,
+        var info = DraftUploadInfo(created: Date().timeIntervalSince1970, length: length, method: request.method.rawValue, path: request.path,
                                    contentType: contentType, contentDisposition: request.headers[.contentDisposition])
         info.client = client
         info.granted = granted
-        if let objects { return try await createObject(request, info: info, completes: completes, channel: channel, version: version, in: objects) }
+        if let objects { return try await createObject(request, info: info, completes: completes, connection: connection, version: version, in: objects) }
         let (store, receiver, created) = (self.store, self, info)
         let (id, token) = try await threadPool.runIfActive {
             do {
-                return try receiver.admission.admit(created, created: created.created, client: client, channel: channel, store: store,
+                return try receiver.admission.admit(created, created: created.created, client: client, connection: connection, store: store,
                                                     expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
             } catch let refusal as UploadAdmission.Refusal {
                 var busy = UploadReceiver.json(ErrorBody(error: refusal.message), status: .serviceUnavailable)
@@ -261,10 +260,10 @@ public struct ResumableUploadReceiver: Sendable {
         let location = basePath + "/" + id
         defer { locks.release(id, token: token) }
         ReceiverMetrics.upload(.ietf, .created)
-        await announceResumption(at: location, info: info, channel: channel, version: version)
+        await announceResumption(at: location, info: info, connection: connection, version: version)
         let (outcome, received) = try await write(request.body, to: id, info: info, at: 0, version: version)
         if outcome.cut {
-            logger.notice("\(request.method) \(request.uri.path) cut at \(outcome.offset) bytes; upload \(id) kept")
+            logger.notice("\(request.method) \(request.path) cut at \(outcome.offset) bytes; upload \(id) kept")
             throw DraftFailure(.badRequest, "the request was cut short; its upload goes on at \(location)", complete: false)
         }
         if completes {
@@ -275,23 +274,23 @@ public struct ResumableUploadReceiver: Sendable {
         var headers: HTTPFields = [.location: location, .uploadOffset: String(outcome.offset),
                                    .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version)]
         DraftInterop.mark(&headers, complete: false, version: version)
-        return Response(status: .created, headers: headers)
+        return ReceiverResponse(status: .created, headers: headers)
     }
 
     /// Tells a client that speaks a supported interop version where its new upload
     /// resource is, in a `104` interim response, before its body is read.
-    func announceResumption(at location: String, info: DraftUploadInfo, channel: (any Channel)?, version: Int?) async {
-        guard let channel, let version, DraftInterop.supported.contains(version) else { return }
-        await InterimResponse.send(.uploadResumptionSupported, fields: [
+    func announceResumption(at location: String, info: DraftUploadInfo, connection: (any ReceiverConnection)?, version: Int?) async {
+        guard let connection, let version, DraftInterop.supported.contains(version) else { return }
+        await connection.sendInterim(.uploadResumptionSupported, fields: [
             .location: location, .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version),
             .uploadDraftInteropVersion: String(version),
-        ], on: channel)
+        ])
     }
 
     /// Where an upload stands: `HEAD` (no content) and `GET` (its state as JSON, or once
     /// complete the target's answer again).
-    private func state(_ id: String, channel: (any Channel)?, version: Int?, head: Bool) async throws -> Response {
-        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+    private func state(_ id: String, connection: (any ReceiverConnection)?, version: Int?, head: Bool) async throws -> ReceiverResponse {
+        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
         let (info, offset) = try await current(id)
         if !head, let answer = info.answer { return replay(answer, version: version) }
@@ -299,7 +298,7 @@ public struct ResumableUploadReceiver: Sendable {
                                    .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
         if let length = info.length { headers[.uploadLength] = String(length) }
         DraftInterop.mark(&headers, complete: info.answer != nil, version: version)
-        if head { return Response(status: .noContent, headers: headers) }
+        if head { return ReceiverResponse(status: .noContent, headers: headers) }
         var response = UploadReceiver.json(DraftUploadState(complete: false, length: info.length, offset: offset), status: .ok)
         for field in headers { response.headers[field.name] = field.value }
         return response
@@ -309,7 +308,7 @@ public struct ResumableUploadReceiver: Sendable {
     ///
     /// - Throws: ``DraftFailure`` 415 for an append of another media type than the
     ///   version's, 400 without a valid `Upload-Offset` or `Upload-Complete`.
-    static func appending(_ request: Request, version: Int?) throws -> (claimed: Int64, completes: Bool) {
+    static func appending(_ request: ReceiverRequest, version: Int?) throws -> (claimed: Int64, completes: Bool) {
         if DraftInterop.requiresPartialUploadType(version) {
             let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingOptionalWhitespace().lowercased() }
             guard type == DraftInterop.partialUpload else {
@@ -335,9 +334,9 @@ public struct ResumableUploadReceiver: Sendable {
     }
 
     /// `PATCH`: appends at the upload's offset; with `Upload-Complete: ?1`, the last bytes.
-    private func append(_ request: Request, id: String, channel: (any Channel)?, version: Int?) async throws -> Response {
+    private func append(_ request: ReceiverRequest, id: String, connection: (any ReceiverConnection)?, version: Int?) async throws -> ReceiverResponse {
         let (claimed, completes) = try Self.appending(request, version: version)
-        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
         var (info, offset) = try await current(id)
         guard claimed == offset else { throw Self.mismatchingOffset(expected: offset, provided: claimed) }
@@ -359,7 +358,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         let (outcome, received) = try await write(request.body, to: id, info: info, at: offset, version: version)
         if outcome.cut {
-            logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes")
+            logger.notice("PATCH \(request.path) cut at \(outcome.offset) bytes")
             throw DraftFailure(.badRequest, "the request was cut short", complete: false)
         }
         let location = basePath + "/" + id
@@ -370,13 +369,13 @@ public struct ResumableUploadReceiver: Sendable {
         var headers: HTTPFields = [.uploadOffset: String(outcome.offset),
                                    .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
         DraftInterop.mark(&headers, complete: false, version: version)
-        return Response(status: .noContent, headers: headers)
+        return ReceiverResponse(status: .noContent, headers: headers)
     }
 
     /// `DELETE`: ends a request that holds the upload, and removes it (a completed one's
     /// stored files stay: they are the target's).
-    private func cancel(_ id: String, channel: (any Channel)?) async throws -> Response {
-        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+    private func cancel(_ id: String, connection: (any ReceiverConnection)?) async throws -> ReceiverResponse {
+        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
         let (info, _) = try await current(id)
         let store = self.store
@@ -389,7 +388,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         digests.remove(id)
         forms.progresses.remove(id)
-        return Response(status: .noContent)
+        return ReceiverResponse(status: .noContent)
     }
 
     // MARK: - Content
@@ -402,7 +401,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// - Throws: ``DraftFailure`` 413 when the body goes past the length: the upload is then
     ///   removed (its offset may not exceed its length). The failure of a write (507 for a
     ///   full disk): the upload then ends where the bytes written in order do.
-    private func write(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64,
+    private func write(_ body: ReceiverRequestBody, to id: String, info: DraftUploadInfo, at offset: Int64,
                        version: Int?) async throws -> (outcome: BodyAppender.Outcome, received: Int64) {
         let store = self.store
         let limit = info.length ?? limits(contentType: info.contentType, info: info).maxSize ?? Int64.max
@@ -431,7 +430,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// - Throws: ``DraftFailure`` with the form's answer, for good, when it is malformed or
     ///   past a limit; 413 when the body goes past the length (the upload is then removed);
     ///   the failure of a write (the upload then ends where its bytes on disk do).
-    private func writeForm(_ body: RequestBody, to id: String, info: DraftUploadInfo, at offset: Int64, limit: Int64,
+    private func writeForm(_ body: ReceiverRequestBody, to id: String, info: DraftUploadInfo, at offset: Int64, limit: Int64,
                            version: Int?) async throws -> (outcome: BodyAppender.Outcome, received: Int64) {
         let outcome = try await forms.append(body, to: id, info: info, at: offset, limit: limit)
         if let failure = outcome.failure { throw failure }
@@ -456,7 +455,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// arrived but whose parse still holds some back ends before its closing delimiter:
     /// it is answered 400, for good.
     private func finish(_ id: String, info: DraftUploadInfo, offset: Int64, received: Int64, version: Int?,
-                        location: String) async throws -> Response {
+                        location: String) async throws -> ReceiverResponse {
         guard offset == info.length else {
             if info.isForm, received == info.length, let refused = try await forms.refuseUnfinished(id, info: info, at: offset)?.answer {
                 logger.notice("upload \(id): the form ends before its closing delimiter")
@@ -488,7 +487,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// receipt as the upload's answer and removes its data, in steps a crash cannot tear
     /// (``UploadStore/complete(_:as:pending:done:)``); answers that receipt. When that fails,
     /// the completion is tried again (``CompletionRetries``) until it succeeds.
-    private func storeFile(_ id: String, info: DraftUploadInfo, offset: Int64, version: Int?, location: String) async throws -> Response {
+    private func storeFile(_ id: String, info: DraftUploadInfo, offset: Int64, version: Int?, location: String) async throws -> ReceiverResponse {
         let sha256 = digests.take(id, at: offset).map { Hexadecimal.string($0.finalize()) }
         let store = self.store
         let answer: StoredAnswer
@@ -569,10 +568,10 @@ public struct ResumableUploadReceiver: Sendable {
     }
 
     /// A kept answer, as a response with `Upload-Complete: ?1`.
-    func replay(_ answer: StoredAnswer, version: Int?) -> Response {
+    func replay(_ answer: StoredAnswer, version: Int?) -> ReceiverResponse {
         var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
         DraftInterop.mark(&headers, complete: true, version: version)
-        return Response(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: answer.json)))
+        return ReceiverResponse(status: HTTPResponse.Status(code: answer.status), headers: headers, body: ByteBuffer(string: answer.json))
     }
 
     // MARK: - State
@@ -581,7 +580,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// `Upload-Complete: ?1` the offset and `Content-Length`; nil when neither says.
     ///
     /// - Throws: ``DraftFailure`` 400 (inconsistent length) when they, or the length `known`, disagree.
-    static func length(of request: Request, offset: Int64, completes: Bool, known: Int64?) throws -> Int64? {
+    static func length(of request: ReceiverRequest, offset: Int64, completes: Bool, known: Int64?) throws -> Int64? {
         let declared = StructuredField.integer(request.headers[.uploadLength])
         var deduced: Int64?
         if completes, let contentLength = request.headers[.contentLength].flatMap(Int64.init) {
@@ -659,7 +658,7 @@ public struct ResumableUploadReceiver: Sendable {
         return DraftFailure(response: response, complete: false)
     }
 
-    static func problem(_ problem: UploadProblem) -> Response {
+    static func problem(_ problem: UploadProblem) -> ReceiverResponse {
         var response = UploadReceiver.json(problem, status: .badRequest)
         response.headers[.contentType] = "application/problem+json"
         return response

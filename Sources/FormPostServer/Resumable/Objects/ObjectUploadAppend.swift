@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import FormPostDigests
-import Hummingbird
+import HTTPTypes
 import NIOCore
 
 /// One append to a resumable upload in object storage (tus or the draft), under its lease: the bytes past the
@@ -48,7 +48,7 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     ///
     /// - Throws: ``ObjectStorageError`` when the store fails (nothing of the append counts);
     ///   ``ObjectUploadFailure/leaseLost`` when the lease was lost.
-    mutating func run(_ body: RequestBody, digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async throws -> Outcome {
+    mutating func run(_ body: ReceiverRequestBody, digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async throws -> Outcome {
         let partSize = store.partSize(of: state)
         var gathered = ByteBuffer()
         if let tail = state.tail { gathered = try await store.read(tail, partSize: partSize) }
@@ -75,7 +75,7 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     }
 
     /// Feeds `body` into `pipeline`, up to ``room``; a body that fails is a cut request.
-    private func pump(_ body: RequestBody, into pipeline: inout S3PartPipeline, outcome: inout Outcome, digest: inout SHA256Hasher?,
+    private func pump(_ body: ReceiverRequestBody, into pipeline: inout S3PartPipeline, outcome: inout Outcome, digest: inout SHA256Hasher?,
                       checksum: inout ChecksumHasher?) async throws {
         var iterator = body.makeAsyncIterator()
         while true {

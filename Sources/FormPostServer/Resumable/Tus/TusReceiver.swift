@@ -12,7 +12,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import HTTPTypes
-import Hummingbird
 import Logging
 import Multipart
 import NIOCore
@@ -158,24 +157,24 @@ public struct TusReceiver: Sendable {
     }
 
     /// Answers one request under ``basePath``.
-    @Sendable public func respond(to request: Request, context: some RequestContext) async -> Response {
+    public func respond(to request: ReceiverRequest) async -> ReceiverResponse {
         let line = RequestLogLine()
         let request = line.counting(request)
-        var response: Response
+        var response: ReceiverResponse
         do {
-            response = try await route(request, client: ClientAddress.of(context), granted: UploadGrant.metadata(in: context))
+            response = try await route(request, client: ClientAddress.key(request.clientAddress), granted: request.grantedMetadata)
         } catch let failure as TusFailure {
             response = Self.answer(failure.status, message: failure.message)
             if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
         } catch let failure as ObjectUploadFailure {
             response = Self.answer(failure.status, message: failure.message)
         } catch ReceiverFailure.insufficientStorage(let detail) {
-            logger.error("\(request.method) \(request.uri.path): \(detail)")
+            logger.error("\(request.method) \(request.path): \(detail)")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
         } catch let failure as ObjectStorageError {
             // The store failing or busy (after the retries each request gets): the client
             // asks again later; a refusal (credentials, permissions) is the operator's to mend.
-            logger.error("\(request.method) \(request.uri.path): \(failure)")
+            logger.error("\(request.method) \(request.path): \(failure)")
             response = failure.isTransient
                 ? Self.answer(.serviceUnavailable, message: "The object store is unavailable: try again later.")
                 : Self.answer(.internalServerError, message: "The upload could not be stored.")
@@ -185,15 +184,15 @@ public struct TusReceiver: Sendable {
             response = Self.answer(.internalServerError, message: "The upload could not be stored.")
         }
         response.headers[.tusResumable] = Self.version
-        line.log(request, answered: response, client: ClientAddress.logged(context),
+        line.log(request, answered: response,
                  upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)
         return response
     }
 
-    private func route(_ request: Request, client: String?, granted: [String: String]?) async throws -> Response {
+    private func route(_ request: ReceiverRequest, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
         let method = try Self.method(of: request)
         if method == .options {
-            return Response(status: .noContent, headers: [
+            return ReceiverResponse(status: .noContent, headers: [
                 .tusVersion: Self.version, .tusExtension: Self.extensions,
                 .tusMaxSize: String(maxSize), .tusChecksumAlgorithm: Self.checksumAlgorithms,
             ])
@@ -203,7 +202,7 @@ public struct TusReceiver: Sendable {
             response.headers[.tusVersion] = Self.version
             return response
         }
-        let rest = request.uri.path.dropFirst(basePath.count).drop { $0 == "/" }
+        let rest = request.path.dropFirst(basePath.count).drop { $0 == "/" }
         if rest.isEmpty {
             guard method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
             return try await create(request, client: client, granted: granted)
@@ -232,7 +231,7 @@ public struct TusReceiver: Sendable {
 
     /// `POST`: creates an upload for `client` (its address), with the metadata its
     /// authorization `granted`, if `UploadAdmission` takes it.
-    private func create(_ request: Request, client: String?, granted: [String: String]?) async throws -> Response {
+    private func create(_ request: ReceiverRequest, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
         guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length >= 0 else {
             throw TusFailure(.badRequest, "Upload-Length is missing or not a size (deferred lengths are not supported)")
         }
@@ -246,7 +245,7 @@ public struct TusReceiver: Sendable {
         let (store, receiver) = (self.store, self)
         let (id, token) = try await threadPool.runIfActive {
             do {
-                return try receiver.admission.admit(info, created: info.created, client: client, channel: nil, store: store,
+                return try receiver.admission.admit(info, created: info.created, client: client, connection: nil, store: store,
                                                     expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
             } catch let refusal as UploadAdmission.Refusal {
                 throw TusFailure(.serviceUnavailable, refusal.message)
@@ -258,10 +257,10 @@ public struct TusReceiver: Sendable {
         if length == 0 {
             try await completeNow(id, info: info, digest: nil)
         }
-        return Response(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
+        return ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
     }
 
-    private func head(_ id: String) async throws -> Response {
+    private func head(_ id: String) async throws -> ReceiverResponse {
         var (info, offset) = try await current(id)
         if info.file == nil, offset == info.length, let token = locks.acquire(id) {
             // Every byte is there but an earlier attempt could not store it: the client
@@ -278,10 +277,10 @@ public struct TusReceiver: Sendable {
             .cacheControl: "no-store", .uploadExpires: lifetime.httpDate(created: info.created),
         ]
         if let metadata = info.metadata { headers[.uploadMetadata] = metadata }
-        return Response(status: .ok, headers: headers)
+        return ReceiverResponse(status: .ok, headers: headers)
     }
 
-    private func state(_ id: String) async throws -> Response {
+    private func state(_ id: String) async throws -> ReceiverResponse {
         let (info, offset) = try await current(id)
         let state = TusUploadState(length: info.length, offset: offset, complete: info.file != nil,
                                    receipt: info.file.map { Receipt(fields: [], files: [$0]) })
@@ -290,7 +289,7 @@ public struct TusReceiver: Sendable {
         return response
     }
 
-    private func delete(_ id: String) async throws -> Response {
+    private func delete(_ id: String) async throws -> ReceiverResponse {
         guard let token = locks.acquire(id) else { throw TusFailure(.locked, "the upload is being appended to") }
         defer { locks.release(id, token: token) }
         let (info, _) = try await current(id, held: true)
@@ -301,12 +300,12 @@ public struct TusReceiver: Sendable {
             store.remove(id, storedFile: info.file?.storedAs)
         }
         digests.remove(id)
-        return Response(status: .noContent)
+        return ReceiverResponse(status: .noContent)
     }
 
     /// Appends the request's body at the upload's offset; bytes that reached the disk stay
     /// when the request is cut, unless it carries a checksum.
-    private func append(_ request: Request, id: String) async throws -> Response {
+    private func append(_ request: ReceiverRequest, id: String) async throws -> ReceiverResponse {
         guard request.headers[.contentType]?.lowercased() == "application/offset+octet-stream" else {
             throw TusFailure(.unsupportedMediaType, "an append's Content-Type is application/offset+octet-stream")
         }
@@ -372,7 +371,7 @@ public struct TusReceiver: Sendable {
         }
         // The bytes kept are synced: a HEAD while the upload is completed answers them all.
         synced()
-        if outcome.cut { logger.notice("PATCH \(request.uri.path) cut at \(outcome.offset) bytes") }
+        if outcome.cut { logger.notice("PATCH \(request.path) cut at \(outcome.offset) bytes") }
         if let expected, let checksum, outcome.cut || outcome.overflowed || checksum.finalizeBase64() != expected.digest {
             // Nothing of an append whose checksum does not hold counts, nor of one cut short.
             try await undo()
@@ -513,8 +512,8 @@ public struct TusReceiver: Sendable {
         return done
     }
 
-    private func appended(_ offset: Int64, info: TusUploadInfo) -> Response {
-        Response(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: lifetime.httpDate(created: info.created)])
+    private func appended(_ offset: Int64, info: TusUploadInfo) -> ReceiverResponse {
+        ReceiverResponse(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: lifetime.httpDate(created: info.created)])
     }
 
     // MARK: - State
@@ -579,7 +578,7 @@ public struct TusReceiver: Sendable {
     /// names, if any (tus 1.0, for clients that can send GET and POST only).
     ///
     /// - Throws: ``TusFailure`` 400 when the override is no method.
-    static func method(of request: Request) throws -> HTTPRequest.Method {
+    static func method(of request: ReceiverRequest) throws -> HTTPRequest.Method {
         guard request.method == .post, let override = request.headers[methodOverride] else { return request.method }
         guard let method = HTTPRequest.Method(override.trimmingOptionalWhitespace()) else {
             throw TusFailure(.badRequest, "X-HTTP-Method-Override is not a method")
@@ -596,7 +595,7 @@ public struct TusReceiver: Sendable {
         return values.count == metadata.split(separator: ",").count
     }
 
-    static func answer(_ status: HTTPResponse.Status, message: String) -> Response {
+    static func answer(_ status: HTTPResponse.Status, message: String) -> ReceiverResponse {
         UploadReceiver.json(ErrorBody(error: message), status: status)
     }
 }

@@ -5,7 +5,6 @@ import Foundation
 #endif
 import FormPostDigests
 import HTTPTypes
-import Hummingbird
 import NIOCore
 import ResumableHTTP
 
@@ -26,8 +25,8 @@ extension ResumableUploadReceiver {
     /// A creation on object storage: the state saved (its multipart upload begun when its
     /// length says it will have parts), the resource announced in a `104`, then the
     /// request's content appended as a `PATCH` at offset 0 would be.
-    func createObject(_ request: Request, info: DraftUploadInfo, completes: Bool, channel: (any Channel)?, version: Int?,
-                      in objects: DraftObjects) async throws -> Response {
+    func createObject(_ request: ReceiverRequest, info: DraftUploadInfo, completes: Bool, connection: (any ReceiverConnection)?, version: Int?,
+                      in objects: DraftObjects) async throws -> ReceiverResponse {
         guard !info.isForm else {
             throw DraftFailure(.unsupportedMediaType, "a resumable multipart/form-data upload is not kept in object storage: "
                 + "send each file as a resumable upload of its own, or the form in one request", complete: false)
@@ -36,22 +35,22 @@ extension ResumableUploadReceiver {
         try await objects.start(id, info: info)
         ReceiverMetrics.upload(.ietf, .created)
         let location = basePath + "/" + id
-        await announceResumption(at: location, info: info, channel: channel, version: version)
-        return try await appendObject(request, id: id, claimed: 0, completes: completes, channel: channel, version: version, creating: true, in: objects)
+        await announceResumption(at: location, info: info, connection: connection, version: version)
+        return try await appendObject(request, id: id, claimed: 0, completes: completes, connection: connection, version: version, creating: true, in: objects)
     }
 
     /// A request on the upload resource `id` on object storage.
-    func routeObject(_ request: Request, id: String, channel: (any Channel)?, version: Int?, in objects: DraftObjects) async throws -> Response {
+    func routeObject(_ request: ReceiverRequest, id: String, connection: (any ReceiverConnection)?, version: Int?, in objects: DraftObjects) async throws -> ReceiverResponse {
         switch request.method {
-        case .head, .get: return try await stateObject(id, channel: channel, version: version, head: request.method == .head, in: objects)
+        case .head, .get: return try await stateObject(id, connection: connection, version: version, head: request.method == .head, in: objects)
         case .patch:
             let (claimed, completes) = try Self.appending(request, version: version)
-            return try await appendObject(request, id: id, claimed: claimed, completes: completes, channel: channel, version: version,
+            return try await appendObject(request, id: id, claimed: claimed, completes: completes, connection: connection, version: version,
                                           creating: false, in: objects)
-        case .delete: return try await cancelObject(id, channel: channel, in: objects)
+        case .delete: return try await cancelObject(id, connection: connection, in: objects)
         case .options:
             let state = try await objects.current(id, expiry: expiry)
-            return Response(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
+            return ReceiverResponse(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
                                                           .uploadLimit: limits(contentType: state.info.contentType, info: state.info).fieldValue(interopVersion: version)])
         default:
             throw DraftFailure(.methodNotAllowed, "an upload resource answers HEAD, GET, PATCH, DELETE and OPTIONS")
@@ -63,8 +62,8 @@ extension ResumableUploadReceiver {
     /// first; until it is, the answer is 503 with `Retry-After`: a complete offset would
     /// tell the client that its upload is stored. A request on this receiver that still
     /// holds the upload is ended first, as on the disk: its bytes are then saved, and counted.
-    private func stateObject(_ id: String, channel: (any Channel)?, version: Int?, head: Bool, in objects: DraftObjects) async throws -> Response {
-        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+    private func stateObject(_ id: String, connection: (any ReceiverConnection)?, version: Int?, head: Bool, in objects: DraftObjects) async throws -> ReceiverResponse {
+        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
         var state = try await objects.current(id, expiry: expiry)
         if state.info.completing != nil, !state.info.isStored {
@@ -81,7 +80,7 @@ extension ResumableUploadReceiver {
                                    .uploadLimit: limits(contentType: state.info.contentType, info: state.info).fieldValue(interopVersion: version)]
         if let length = state.info.length { headers[.uploadLength] = String(length) }
         DraftInterop.mark(&headers, complete: state.info.isStored, version: version)
-        if head { return Response(status: .noContent, headers: headers) }
+        if head { return ReceiverResponse(status: .noContent, headers: headers) }
         var response = UploadReceiver.json(DraftUploadState(complete: false, length: state.info.length, offset: state.offset), status: .ok)
         for field in headers { response.headers[field.name] = field.value }
         return response
@@ -90,9 +89,9 @@ extension ResumableUploadReceiver {
     /// Appends the request's content to `id` at `claimed` under its lease (``ObjectUploadAppend``),
     /// then saves the state naming the bytes — in parts and a new tail object, or, with
     /// `Upload-Complete: ?1`, completed and stored. A cut request's bytes count.
-    private func appendObject(_ request: Request, id: String, claimed: Int64, completes: Bool, channel: (any Channel)?, version: Int?,
-                              creating: Bool, in objects: DraftObjects) async throws -> Response {
-        try await holding(id, channel: channel, in: objects) { held in
+    private func appendObject(_ request: ReceiverRequest, id: String, claimed: Int64, completes: Bool, connection: (any ReceiverConnection)?, version: Int?,
+                              creating: Bool, in objects: DraftObjects) async throws -> ReceiverResponse {
+        try await holding(id, connection: connection, in: objects) { held in
             guard let (loaded, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
             var state = loaded
             try await objects.removeIfExpired(id, state, expiry: expiry)
@@ -160,7 +159,7 @@ extension ResumableUploadReceiver {
                 throw error
             }
             if outcome.cut {
-                logger.notice("\(request.method) \(request.uri.path) cut at \(reached) bytes; upload \(id) kept")
+                logger.notice("\(request.method) \(request.path) cut at \(reached) bytes; upload \(id) kept")
                 throw DraftFailure(.badRequest, creating ? "the request was cut short; its upload goes on at \(location)" : "the request was cut short",
                                    complete: false)
             }
@@ -172,30 +171,30 @@ extension ResumableUploadReceiver {
                                        .uploadLimit: limits(contentType: state.info.contentType, info: state.info).fieldValue(interopVersion: version)]
             if creating { headers[.location] = location }
             DraftInterop.mark(&headers, complete: false, version: version)
-            return Response(status: creating ? .created : .noContent, headers: headers)
+            return ReceiverResponse(status: creating ? .created : .noContent, headers: headers)
         }
     }
 
     /// `DELETE` on object storage, under the lease: its `post-terminate` event recorded,
     /// then what the upload keeps removed (a stored object stays: it is the target's; the
     /// object of a completion not finished goes with it).
-    private func cancelObject(_ id: String, channel: (any Channel)?, in objects: DraftObjects) async throws -> Response {
-        try await holding(id, channel: channel, in: objects) { _ in
+    private func cancelObject(_ id: String, connection: (any ReceiverConnection)?, in objects: DraftObjects) async throws -> ReceiverResponse {
+        try await holding(id, connection: connection, in: objects) { _ in
             let state = try await objects.current(id, expiry: expiry)
             try await objects.announce(state.info.finishedEvent(basePath: basePath), as: nil, type: UploadEvent.postTerminate)
             // A completion recorded and not finished may have made its object: no receipt names it.
             await objects.remove(id, state: state, storedObject: state.info.completing != nil && !state.info.isStored)
         }
         digests.remove(id)
-        return Response(status: .noContent)
+        return ReceiverResponse(status: .noContent)
     }
 
     /// Runs `body` holding `id` on this receiver (ending a request that still holds it, as
     /// on the disk) and its lease in the store.
     ///
     /// - Throws: ``DraftFailure`` 423 while another request holds it; what `body` throws.
-    private func holding<T>(_ id: String, channel: (any Channel)?, in objects: DraftObjects, _ body: (HeldLease) async throws -> T) async throws -> T {
-        guard let token = await locks.acquireEndingHolder(id, channel: channel) else { throw DraftFailure(.locked, "the upload is held by another request") }
+    private func holding<T>(_ id: String, connection: (any ReceiverConnection)?, in objects: DraftObjects, _ body: (HeldLease) async throws -> T) async throws -> T {
+        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
         defer { locks.release(id, token: token) }
         return try await objects.holdingLease(id, body)
     }

@@ -5,7 +5,7 @@ import Foundation
 #endif
 import FormPostDigests
 import HTTPTypes
-import Hummingbird
+import NIOCore
 import Multipart
 import ResumableHTTP
 
@@ -20,7 +20,7 @@ extension TusReceiver {
     typealias TusObjects = ObjectUploadStore<TusUploadInfo>
 
     /// `POST` on object storage: the upload begun (``ObjectUploadStore/start(_:info:)``).
-    func createObject(_ info: TusUploadInfo, in objects: TusObjects) async throws -> Response {
+    func createObject(_ info: TusUploadInfo, in objects: TusObjects) async throws -> ReceiverResponse {
         let id = UploadStore.randomName()
         try await objects.start(id, info: info)
         ReceiverMetrics.upload(.tus, .created)
@@ -31,14 +31,14 @@ extension TusReceiver {
                                                basePath: basePath, logger: logger)
             }
         }
-        return Response(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(info)])
+        return ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(info)])
     }
 
     /// `HEAD` on object storage: the saved offset. A recorded completion not yet finished
     /// is finished first; until it is (it fails, or another receiver holds the upload), the
     /// answer is 503 with `Retry-After`: the full length would tell the client that its
     /// upload is stored, and it would ask no more.
-    func headObject(_ id: String, in objects: TusObjects) async throws -> Response {
+    func headObject(_ id: String, in objects: TusObjects) async throws -> ReceiverResponse {
         var state = try await objects.current(id, expiry: expiry)
         if state.info.completing != nil, state.info.file == nil {
             do {
@@ -52,11 +52,11 @@ extension TusReceiver {
             .cacheControl: "no-store", .uploadExpires: expiryDate(state.info),
         ]
         if let metadata = state.info.metadata { headers[.uploadMetadata] = metadata }
-        return Response(status: .ok, headers: headers)
+        return ReceiverResponse(status: .ok, headers: headers)
     }
 
     /// `GET` on object storage: the state as JSON, with the receipt once complete.
-    func stateObject(_ id: String, in objects: TusObjects) async throws -> Response {
+    func stateObject(_ id: String, in objects: TusObjects) async throws -> ReceiverResponse {
         let state = try await objects.current(id, expiry: expiry)
         let answer = TusUploadState(length: state.info.length, offset: state.offset, complete: state.info.file != nil,
                                     receipt: state.info.file.map { Receipt(fields: [], files: [$0]) })
@@ -67,22 +67,22 @@ extension TusReceiver {
 
     /// `DELETE` on object storage, under the lease: its `post-terminate` event recorded,
     /// then everything of it removed, its stored object too.
-    func deleteObject(_ id: String, in objects: TusObjects) async throws -> Response {
+    func deleteObject(_ id: String, in objects: TusObjects) async throws -> ReceiverResponse {
         try await objects.holdingLease(id) { _ in
             let state = try await objects.current(id, expiry: expiry)
             try await objects.announce(state.info.event(basePath: basePath), as: nil, type: UploadEvent.postTerminate)
             await objects.remove(id, state: state, storedObject: state.info.file != nil || state.info.completing != nil)
         }
         digests.remove(id)
-        return Response(status: .noContent)
+        return ReceiverResponse(status: .noContent)
     }
 
     /// `PATCH` on object storage, under the lease: the body taken after the upload's bytes
     /// (``ObjectUploadAppend``), then the state saved naming them — in parts and a new tail
     /// object, or, with the last byte, completed. A cut request's bytes count as they do on
     /// the disk; an append with a checksum counts only whole and matching.
-    func appendObject(_ request: Request, id: String, claimed: Int64, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
-                      in objects: TusObjects) async throws -> Response {
+    func appendObject(_ request: ReceiverRequest, id: String, claimed: Int64, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
+                      in objects: TusObjects) async throws -> ReceiverResponse {
         try await objects.holdingLease(id) { held in
             guard var (state, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
             try await objects.removeIfExpired(id, state, expiry: expiry)
@@ -106,7 +106,7 @@ extension TusReceiver {
                 await append.abandon()
                 throw error
             }
-            if outcome.cut { logger.notice("PATCH \(request.uri.path) cut at \(offset + outcome.received) bytes") }
+            if outcome.cut { logger.notice("PATCH \(request.path) cut at \(offset + outcome.received) bytes") }
             if let expected, outcome.cut || outcome.overflowed || checksum?.finalizeBase64() != expected.digest {
                 // Nothing of it counts: the parts it sent are named by no state, and sent again.
                 await append.abandon()
@@ -142,7 +142,7 @@ extension TusReceiver {
         lifetime.httpDate(created: info.created)
     }
 
-    private func appendedObject(_ offset: Int64, info: TusUploadInfo) -> Response {
-        Response(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: expiryDate(info)])
+    private func appendedObject(_ offset: Int64, info: TusUploadInfo) -> ReceiverResponse {
+        ReceiverResponse(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: expiryDate(info)])
     }
 }

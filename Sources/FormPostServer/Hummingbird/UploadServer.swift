@@ -130,52 +130,9 @@ public struct UploadServer: Sendable {
     ///
     /// - Throws: an error from NIOSSL, when the server starts, if the TLS configuration cannot be used.
     public func application(onStarted: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
-        let receiver = self.receiver
-        let tus = self.tus
-        let resumable = self.resumable
-        let servesPage = uploadPage
-        let health = self.health
-        let trusted = trustedProxies
-        let beginning = UploadBeginning(tusBasePath: tus?.basePath, resumableBasePath: resumable?.basePath)
-        let gate = uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew, beginning: beginning) }
-        let authorization = authorize.map { AuthorizationGate(beginning: beginning, authorize: $0, logger: receiver.logger) }
-        let metrics = self.metrics
-        let route = { @Sendable (request: Request, context: ReceiverRequestContext) async -> Response in
-            var request = request
-            var context = context
-            if !trusted.isEmpty { context.clientAddress = trusted.client(of: request.headers, peer: context.channel.remoteAddress) }
-            if let health, let answer = await health.response(to: request) { return answer }
-            if let refusal = gate?.check(&request, channel: context.channel) {
-                RequestLogLine().log(request, answered: refusal, client: ClientAddress.logged(context), details: ["refused": "no valid signed URL"],
-                                     to: receiver.logger)
-                return refusal
-            }
-            if let authorization, let refusal = await authorization.check(&request, context: &context) { return refusal }
-            if servesPage, request.uri.path == "/", request.method == .get || request.method == .head {
-                return UploadPage.response(head: request.method == .head, resumable: resumable?.takesForms == true)
-            }
-            if request.headers[.expect]?.lowercased() == "100-continue", [.post, .put, .patch].contains(request.method) {
-                // The body will be read: a client that waits for leave to send it (curl
-                // past 1 MiB) gets it at once instead of after its own timeout.
-                await InterimResponse.send(.continue, fields: [:], on: context.channel)
-            }
-            if let tus, tus.handles(request.uri.path) { return await tus.respond(to: request, context: context) }
-            if let resumable, resumable.handles(request) { return await resumable.respond(to: request, context: context) }
-            return await receiver.respond(to: request, context: context)
-        }
+        let routes = UploadRoutes(self)
         let responder = CallbackResponder<ReceiverRequestContext> { request, context in
-            guard let metrics else { return await route(request, context) }
-            if request.uri.path == MetricsEndpoint.path {
-                tus?.reportInProgress()
-                resumable?.reportInProgress()
-            }
-            if let answer = metrics.response(to: request) { return answer }
-            let started = ContinuousClock.now
-            var counted = request
-            counted.body = RequestBody(asyncSequence: WatchedBody(base: request.body) { bytes, _ in ReceiverMetrics.received(bytes) })
-            let response = await route(counted, context)
-            ReceiverMetrics.request(method: request.method.rawValue, status: response.status.code, duration: ContinuousClock.now - started)
-            return response
+            Response(await routes.respond(to: ReceiverRequest(request, context: context)), channel: context.channel)
         }
         var logger = Logger(label: "formpost.server")
         logger.logLevel = serverLogLevel
