@@ -7,6 +7,7 @@ import Glibc
 import FormPost
 import FormPostServer
 import Multipart
+import NIOCore
 import NIOSSL
 import Synchronization
 import Testing
@@ -305,7 +306,14 @@ extension HTTPClient.Configuration {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .file(caPath)
         tlsConfiguration = tls
+        timeout.connect = Self.testConnectTimeout
     }
+
+    /// The connect timeout (TLS handshake included) of the tests' clients: a connection
+    /// to an in-process server whose event loops ~400 concurrent tests share, on a disk other
+    /// tests keep busy, took over AsyncHTTPClient's 10 s now and then (seen in full runs),
+    /// while no test is about how fast a connection is made.
+    static let testConnectTimeout: TimeAmount = .seconds(60)
 }
 
 /// Runs `body` with a transport of its own on `configuration`, shut down afterwards whether

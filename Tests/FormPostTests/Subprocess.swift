@@ -90,18 +90,18 @@ enum RawSocket {
     }
 
     /// Connects to 127.0.0.1:`port`, sends `bytes`, and returns the first line of the
-    /// answer (empty when none came within 10 s), then closes.
-    static func sendAndReadStatusLine(port: Int, bytes: [UInt8]) throws -> String {
+    /// answer (empty when none came within `seconds`), then closes.
+    static func sendAndReadStatusLine(port: Int, bytes: [UInt8], seconds: Int = 10) throws -> String {
         guard let descriptor = try connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
         defer { close(descriptor) }
         _ = bytes.withUnsafeBytes { POSIX.send(descriptor, $0) }
-        return readStatusLine(descriptor)
+        return readStatusLine(descriptor, seconds: seconds)
     }
 
-    /// The first line of what `descriptor` receives (empty when none came within 10 s, or
-    /// the connection was reset).
-    static func readStatusLine(_ descriptor: Int32) -> String {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    /// The first line of what `descriptor` receives (empty when none came within `seconds`,
+    /// or the connection was reset).
+    static func readStatusLine(_ descriptor: Int32, seconds: Int = 10) -> String {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

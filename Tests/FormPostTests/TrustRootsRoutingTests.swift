@@ -70,6 +70,7 @@ struct TrustRootsRoutingTests {
         var configuration = HTTPClient.Configuration()
         configuration.tlsConfiguration = tls
         configuration.httpVersion = .http1Only
+        configuration.timeout.connect = HTTPClient.Configuration.testConnectTimeout
         let transport = AsyncHTTPClientTransport(configuration: configuration)
         let receipt: Receipt
         do {
