@@ -177,13 +177,13 @@ func articleUploadingExample3() async throws {
 
 /// From Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md.
 func articleReceivingUploadsExample1() async throws {
-    let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "uploads"))
-    // In the server's handler: its request in…
-    let answer = await receiver.respond(to: ReceiverRequest(
-        method: .post, path: "/upload", headers: fields,    // HTTPFields
-        body: ReceiverRequestBody(buffers),                 // any AsyncSequence of ByteBuffer
-        clientAddress: peer))
-    // …its answer out: answer.status, answer.headers, answer.body (the JSON receipt).
+    /// A handler of another server: its request in, its answer out (status, header fields and
+    /// the JSON receipt, for the server to send).
+    func answer(_ receiver: UploadReceiver, headers: HTTPFields, body: some AsyncSequence<ByteBuffer, any Error> & Sendable,
+                peer: SocketAddress?) async -> ReceiverResponse {
+        await receiver.respond(to: ReceiverRequest(method: .post, path: "/upload", headers: headers,
+                                                   body: ReceiverRequestBody(body), clientAddress: peer))
+    }
 }
 
 /// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
