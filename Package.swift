@@ -14,8 +14,15 @@ let package = Package(
         .library(name: "FormPostFoundation", targets: ["FormPostFoundation"]),
         .library(name: "FormPostURLSession", targets: ["FormPostURLSession"]),
         .library(name: "FormPostServer", targets: ["FormPostServer"]),
+        // The receivers on Vapor 4 routes: empty unless the "Vapor" trait is enabled.
+        .library(name: "FormPostVapor", targets: ["FormPostVapor"]),
         .executable(name: "formpost", targets: ["formpost"]),
         .executable(name: "formpost-urlsession", targets: ["formpost-urlsession"]),
+    ],
+    // "Vapor" builds FormPostVapor (the receivers on Vapor routes). Off by default: a package
+    // that does not enable it neither resolves nor builds Vapor.
+    traits: [
+        .trait(name: "Vapor", description: "FormPostVapor: the receivers on Vapor 4 routes"),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -37,6 +44,8 @@ let package = Package(
         // Prometheus's text format.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // Only with the "Vapor" trait.
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
     ],
     targets: [
         .target(name: "CMultipartSystem"),
@@ -96,6 +105,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The receivers on Vapor's routes; its code is compiled with the "Vapor" trait only.
+        .target(
+            name: "FormPostVapor",
+            dependencies: [
+                "FormPostServer", "Multipart",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The command's code, shared by its two executables.
         .target(
             name: "FormpostCommand",
@@ -128,6 +148,17 @@ let package = Package(
             name: "upload-receiver-app",
             dependencies: ["FormPostServer", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Examples/UploadReceiverApp"
+        ),
+        // The same receivers in a Vapor app, mounted with FormPostVapor: what the receiving
+        // tests run against Hummingbird's `formpost serve` and this alike. A program that
+        // says so and exits without the "Vapor" trait.
+        .executableTarget(
+            name: "upload-receiver-vapor",
+            dependencies: [
+                "FormPostServer", "FormPostVapor",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+            ],
+            path: "Examples/UploadReceiverVapor"
         ),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart", "MultipartFoundation"]),
         .testTarget(name: "FormpostCommandTests", dependencies: ["FormpostCommand", "FormPost"]),

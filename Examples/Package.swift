@@ -3,7 +3,7 @@
 // the directory above (scripts/examples builds them and runs them against each other):
 //
 //     swift build --package-path Examples
-//     Examples/.build/debug/receive-uploads 8080 /tmp/uploads &
+//     Examples/.build/debug/receive-uploads 8080 /tmp/uploads &      # or receive-uploads-vapor
 //     Examples/.build/debug/upload-form http://127.0.0.1:8080/upload photo.jpg title=Holiday
 //     Examples/.build/debug/resumable-upload http://127.0.0.1:8080/upload big.iso
 //     Examples/.build/debug/presigned-post photo.jpg     # the request it would send; an URL sends it
@@ -17,10 +17,12 @@ let package = Package(
     // The main package's minimums (FormPostServer, and so receive-uploads, does not build for watchOS).
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     dependencies: [
-        .package(name: "FormPost", path: ".."),
+        // With the "Vapor" trait, for receive-uploads-vapor: the main package's FormPostVapor.
+        .package(name: "FormPost", path: "..", traits: ["Vapor"]),
         // As the main package names it: without default traits, so that a receiver loads
         // FoundationEssentials only.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
     ],
     targets: [
         // Uploads a form of text fields and a file with a progress display; prints the answer.
@@ -35,6 +37,14 @@ let package = Package(
             dependencies: [
                 .product(name: "FormPostServer", package: "FormPost"), .product(name: "Multipart", package: "FormPost"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        // The same receiver in a Vapor app, through FormPostVapor.
+        .executableTarget(
+            name: "receive-uploads-vapor",
+            dependencies: [
+                .product(name: "FormPostServer", package: "FormPost"), .product(name: "FormPostVapor", package: "FormPost"),
+                .product(name: "Multipart", package: "FormPost"), .product(name: "Vapor", package: "vapor"),
             ]
         ),
         // A large file through the resumable client (the IETF draft).

@@ -23,6 +23,7 @@ SHOWN_IN = {
     "presigned-post": "Sources/FormPost/FormPost.docc/Uploading.md",
     "resumable-upload": "Sources/FormPost/FormPost.docc/ResumableUploads.md",
     "receive-uploads": "Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md",
+    "receive-uploads-vapor": "Sources/FormPostVapor/FormPostVapor.docc/ReceivingInVapor.md",
 }
 
 

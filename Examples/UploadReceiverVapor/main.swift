@@ -1,0 +1,43 @@
+// A Vapor app that receives uploads with FormPostVapor, as a Vapor server of its own
+// would mount it: `upload-receiver-vapor PORT DIRECTORY` answers on 127.0.0.1:PORT
+// `POST /upload` (multipart forms, and creations of the IETF draft's resumable uploads),
+// tus 1.0 under `/files` and the draft's uploads under `/uploads`, storing in DIRECTORY.
+// Built with the package's "Vapor" trait only (`swift build --traits Vapor`).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if Vapor
+import FormPostServer
+import FormPostVapor
+import Vapor
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let port = Int(arguments[1]) else {
+    let usage = "usage: upload-receiver-vapor PORT DIRECTORY\n"
+    _ = write(2, usage, usage.utf8.count)
+    exit(2)
+}
+let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: arguments[2]))
+let tus = try TusReceiver(configuration: receiver.configuration, basePath: "/files")
+let resumable = try ResumableUploadReceiver(receiver: receiver, basePath: "/uploads")
+
+// Vapor reads its command from the arguments it is given: here, always `serve`.
+let app = try await Application.make(Environment(name: "production", arguments: ["upload-receiver-vapor", "serve"]))
+app.logger.logLevel = .warning
+app.http.server.configuration.hostname = "127.0.0.1"
+app.http.server.configuration.port = port
+app.receiveUploads(at: "/upload", receiver: receiver, tus: tus, resumable: resumable)
+do {
+    try await app.execute()
+} catch {
+    app.logger.error("\(error)")
+}
+try await app.asyncShutdown()
+#else
+let message = "upload-receiver-vapor: built without the package's Vapor trait (swift build --traits Vapor)\n"
+_ = write(2, message, message.utf8.count)
+exit(1)
+#endif

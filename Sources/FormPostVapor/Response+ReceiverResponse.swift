@@ -1,0 +1,22 @@
+#if Vapor
+import FormPostServer
+import HTTPTypes
+import NIOHTTP1
+import Vapor
+
+extension Response {
+    /// Vapor's answer for `response`: its status, fields and body. Vapor sets
+    /// `Content-Length` from the body (a `HEAD` answer's is kept) and `Connection` itself.
+    public convenience init(_ response: ReceiverResponse) {
+        var headers = HTTPHeaders()
+        for field in response.headers where field.name != .connection {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        let status = HTTPResponseStatus(statusCode: response.status.code, reasonPhrase: response.status.reasonPhrase)
+        self.init(status: status, headers: headers, body: Body(buffer: response.body))
+        if let length = response.headers[.contentLength], response.body.readableBytes == 0 {
+            self.headers.replaceOrAdd(name: .contentLength, value: length)
+        }
+    }
+}
+#endif

@@ -1,0 +1,43 @@
+#if Vapor
+import FormPostServer
+import Vapor
+
+extension RoutesBuilder {
+    /// Mounts FormPost's receivers as `formpost serve` answers, every route streaming its
+    /// body: multipart forms on `POST path` (``FormPostServer/UploadReceiver``); with
+    /// `resumable`, a `POST` or `PUT` there that asks for a resumable upload
+    /// (`Upload-Complete`) creates one (``FormPostServer/ResumableUploadReceiver``), whose
+    /// resources answer under its base path; with `tus`, tus 1.0 under its base path.
+    /// Mount them on the application itself, not a group with a prefix: the receivers'
+    /// `Location`s are the absolute paths they were given.
+    public func receiveUploads(at path: String = "/upload", receiver: UploadReceiver, tus: TusReceiver? = nil,
+                               resumable: ResumableUploadReceiver? = nil) {
+        let formPath = Self.components(path)
+        for method in [HTTPMethod.POST, .PUT] {
+            on(method, formPath, body: .stream) { request async -> Response in
+                if let resumable, resumable.handles(request) { return await resumable.respond(to: request) }
+                return await receiver.respond(to: request)
+            }
+        }
+        if let tus {
+            let base = Self.components(tus.basePath)
+            for method in [HTTPMethod.POST, .HEAD, .GET, .PATCH, .DELETE, .OPTIONS] {
+                for target in [base, base + [.catchall]] {
+                    on(method, target, body: .stream) { request async -> Response in await tus.respond(to: request) }
+                }
+            }
+        }
+        if let resumable {
+            let resources = Self.components(resumable.basePath) + [.catchall]
+            for method in [HTTPMethod.HEAD, .GET, .PATCH, .DELETE, .OPTIONS] {
+                on(method, resources, body: .stream) { request async -> Response in await resumable.respond(to: request) }
+            }
+            on(.OPTIONS, formPath) { request async -> Response in await resumable.respond(to: request) }
+        }
+    }
+
+    private static func components(_ path: String) -> [PathComponent] {
+        path.split(separator: "/").map { PathComponent(stringLiteral: String($0)) }
+    }
+}
+#endif

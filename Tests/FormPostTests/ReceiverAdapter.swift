@@ -1,0 +1,70 @@
+import Foundation
+
+/// The HTTP servers the receivers run on, each as a process storing into a directory of
+/// its own on a free port of 127.0.0.1, with the same routes: forms (and the IETF draft's
+/// creations) on `POST /upload`, tus under `/files`, the draft's uploads under `/uploads`.
+enum ReceiverAdapter: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// Hummingbird: `formpost serve`.
+    case hummingbird
+    /// Vapor: `upload-receiver-vapor`, the package's Vapor app on FormPostVapor (built with
+    /// the "Vapor" trait, as scripts/test builds; without it the program says so and exits).
+    case vapor
+
+    var description: String { rawValue }
+
+    /// A running server of this adapter.
+    final class Server: Sendable {
+        let port: Int
+        let directory: String
+        private let process: ChildProcess
+
+        init(port: Int, directory: String, process: ChildProcess) {
+            self.port = port
+            self.directory = directory
+            self.process = process
+        }
+
+        var base: String { "http://127.0.0.1:\(port)" }
+
+        /// The stored file named `storedAs`.
+        func stored(_ storedAs: String) throws -> Data {
+            try Data(contentsOf: URL(fileURLWithPath: directory + "/" + storedAs))
+        }
+
+        func stop() { process.stop() }
+    }
+
+    /// Starts a server storing into `directory`; returns once it accepts connections.
+    func start(directory: String) async throws -> Server {
+        let port = try freePort()
+        let bin = URL(fileURLWithPath: formpostBinary).deletingLastPathComponent()
+        let process: ChildProcess
+        switch self {
+        case .hummingbird:
+            process = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", directory], stdout: .discard, stderr: .discard)
+        case .vapor:
+            let program = bin.appendingPathComponent("upload-receiver-vapor").path
+            // Without arguments it answers its usage (2), or that it was built without the trait (1).
+            guard try await offPool({ try Subprocess.status(program, []) }) == 2 else { throw AdapterError.builtWithoutVapor }
+            process = try ChildProcess(program, [String(port), directory], stdout: .discard, stderr: .discard)
+        }
+        for _ in 0..<400 {
+            if try RawSocket.connects(port: port) { return Server(port: port, directory: directory, process: process) }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        process.stop()
+        throw AdapterError.notListening(self)
+    }
+
+    enum AdapterError: Error, CustomStringConvertible {
+        case builtWithoutVapor
+        case notListening(ReceiverAdapter)
+
+        var description: String {
+            switch self {
+            case .builtWithoutVapor: "upload-receiver-vapor was built without the Vapor trait: build with `swift build --build-tests --traits Vapor` (scripts/test does)"
+            case .notListening(let adapter): "the \(adapter) server accepted no connection within 10 s"
+            }
+        }
+    }
+}
