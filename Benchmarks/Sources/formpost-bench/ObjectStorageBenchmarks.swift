@@ -32,15 +32,15 @@ struct ObjectStorageBenchmarks {
         try Filler.file(at: source, count: size)
         defer { unlink(source) }
 
-        let motoPort = Self.freePort()
+        let motoPort = LocalPorts.free()
         let moto = try Self.launch(python, ["-m", "moto.server", "-H", "127.0.0.1", "-p", String(motoPort)], quiet: true)
         defer { Self.kill(moto) }
-        try Self.waitForListener(motoPort)
+        try LocalPorts.waitForListener(motoPort)
         let endpoint = "http://127.0.0.1:\(motoPort)"
         try Self.python(python, Self.bucketScript, [endpoint, "create"])
         let store = ["--store", "s3://\(Self.bucket)/bench", "--s3-endpoint", endpoint, "--s3-path-style", "--no-page"]
 
-        let s3Port = Self.freePort(), directoryPort = Self.freePort()
+        let s3Port = LocalPorts.free(), directoryPort = LocalPorts.free()
         let s3Server = try Self.launch(formpost, ["serve", "--port", String(s3Port), "--dir", directory + "/unused-a"] + store)
         let directoryServer = try Self.launch(formpost, ["serve", "--port", String(directoryPort), "--dir", directory + "/stored", "--no-page",
                                                          "--max-body-size", "100G", "--max-file-size", "100G"])
@@ -48,8 +48,8 @@ struct ObjectStorageBenchmarks {
             s3Server.terminate()
             directoryServer.terminate()
         }
-        try Self.waitForListener(s3Port)
-        try Self.waitForListener(directoryPort)
+        try LocalPorts.waitForListener(s3Port)
+        try LocalPorts.waitForListener(directoryPort)
 
         let empty = { try Self.python(python, Self.bucketScript, [endpoint, "empty"]) }
         let clearStored = { try StoredFiles.clear(self.directory + "/stored") }
@@ -63,7 +63,7 @@ struct ObjectStorageBenchmarks {
                         peakRSS: Self.peak(s3Server.processIdentifier), referencePeakRSS: Self.peak(directoryServer.processIdentifier)).printLine()
 
         // Two receivers on the bucket, and a proxy alternating connections between them.
-        let receiverPorts = [Self.freePort(), Self.freePort()], proxyPort = Self.freePort()
+        let receiverPorts = [LocalPorts.free(), LocalPorts.free()], proxyPort = LocalPorts.free()
         let receivers = try receiverPorts.enumerated().map { index, port in
             try Self.launch(formpost, ["serve", "--port", String(port), "--dir", directory + "/unused-\(index)"] + store)
         }
@@ -73,7 +73,7 @@ struct ObjectStorageBenchmarks {
             Self.kill(proxy)
             for receiver in receivers { receiver.terminate() }
         }
-        for port in receiverPorts + [proxyPort] { try Self.waitForListener(port) }
+        for port in receiverPorts + [proxyPort] { try LocalPorts.waitForListener(port) }
         var attempt = 0
         let resumable = { (protocolName: String, port: Int) in
             attempt += 1
@@ -155,35 +155,6 @@ struct ObjectStorageBenchmarks {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw BenchmarkFailure("\(program) \(arguments.prefix(3)) exited \(process.terminationStatus)") }
         return String(decoding: data, as: UTF8.self)
-    }
-
-    private static func freePort() -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func waitForListener(_ port: Int) throws {
-        for _ in 0..<600 {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = UInt16(port).bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            close(descriptor)
-            if connected == 0 { return }
-            usleep(50_000)
-        }
-        throw BenchmarkFailure("nothing listens on \(port) after 30 s")
     }
 
     /// Ends `process` with SIGKILL and waits for it: the Python helpers (moto, the proxy)

@@ -12,7 +12,9 @@ import Foundation
 /// HTTPClient made with AsyncHTTPClient's defaults, each against curl -F), object-storage
 /// (formpost serve --store into moto against --dir, a form and a tus upload across two
 /// receivers, and moto's own speed with boto3; needs FORMPOST_BIN and moto: see
-/// ObjectStorageBenchmarks).
+/// ObjectStorageBenchmarks), vapor (Vapor apps receiving a large form and 2,000 small ones:
+/// FormPostVapor against Vapor's own decoding and against FormPostServer on Hummingbird, with
+/// each one's peak RSS: see VaporBenchmarks).
 /// Prints one JSON line per workload: medians of --runs timed runs after a warm-up,
 /// our runs alternating with the reference's.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -49,11 +51,12 @@ do {
     #endif
     #if os(Linux)
     case "object-storage": try await withScratchDirectory { try await ObjectStorageBenchmarks(size: size, runs: runs, directory: $0).run() }
+    case "vapor": try await withScratchDirectory { try await VaporBenchmarks(size: size, runs: runs, directory: $0).run() }
     #endif
     case "resumable": try await withScratchDirectory { try await ResumableBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "sink": ByteSink.run(port: UInt16(arguments.dropFirst().first ?? "") ?? 8099)
     default:
-        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small|object-storage [--size-mib N] [--runs N] [--busy N] [--only NAME,…]\n".utf8))
+        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small|object-storage|vapor [--size-mib N] [--runs N] [--busy N] [--only NAME,…]\n".utf8))
         exit(2)
     }
 } catch {
