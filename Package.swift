@@ -113,6 +113,7 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),

@@ -29,6 +29,7 @@ let app = try await Application.make(Environment(name: "production", arguments: 
 app.logger.logLevel = .warning
 app.http.server.configuration.hostname = "127.0.0.1"
 app.http.server.configuration.port = port
+app.http.server.configuration.idleTimeout = .seconds(60)
 app.receiveUploads(at: "/upload", receiver: receiver, tus: tus, resumable: resumable)
 do {
     try await app.execute()

@@ -4,17 +4,20 @@ import HTTPTypes
 import Vapor
 
 extension ReceiverRequest {
-    /// The receivers' view of Vapor's `request`: its body streamed (the route must be
-    /// registered with `body: .stream`, else Vapor collects it first), its peer as the
-    /// client's address, and `connection` (see ``VaporReceiverConnection``).
-    public init(_ request: Request, connection: (any ReceiverConnection)? = nil) {
+    /// The receivers' view of Vapor's `request`: its fields, `body` (its own streamed body
+    /// when not given; the route must be registered with `body: .stream`, else Vapor
+    /// collects it first), the connection's peer as the client's address — never
+    /// `Forwarded` or `X-Forwarded-For`, which any client can send (Vapor's `peerAddress`
+    /// reads them) — and `connection`.
+    public init(_ request: Request, body: ReceiverRequestBody? = nil, connection: (any ReceiverConnection)? = nil) {
         var fields = HTTPFields()
         for (name, value) in request.headers {
             if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
         }
-        self.init(method: HTTPRequest.Method(request.method.rawValue) ?? .get, path: request.url.path, query: request.url.query,
-                  headers: fields, body: ReceiverRequestBody(request.body), clientAddress: request.peerAddress ?? request.remoteAddress,
-                  connection: connection)
+        // Vapor's parser takes only methods that are tokens, which HTTPTypes takes too.
+        let method = HTTPRequest.Method(request.method.rawValue) ?? .get
+        self.init(method: method, path: request.url.path, query: request.url.query, headers: fields,
+                  body: body ?? ReceiverRequestBody(request.body), clientAddress: request.remoteAddress, connection: connection)
     }
 }
 #endif

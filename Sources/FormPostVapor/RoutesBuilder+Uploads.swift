@@ -9,7 +9,9 @@ extension RoutesBuilder {
     /// (`Upload-Complete`) creates one (``FormPostServer/ResumableUploadReceiver``), whose
     /// resources answer under its base path; with `tus`, tus 1.0 under its base path.
     /// Mount them on the application itself, not a group with a prefix: the receivers'
-    /// `Location`s are the absolute paths they were given.
+    /// `Location`s are the absolute paths they were given. What `formpost serve` adds
+    /// around the receivers (`UploadServer`: signed URLs, authorization, health, metrics,
+    /// the upload page, trusted proxies, connection limits) is not mounted here.
     public func receiveUploads(at path: String = "/upload", receiver: UploadReceiver, tus: TusReceiver? = nil,
                                resumable: ResumableUploadReceiver? = nil) {
         let formPath = Self.components(path)
@@ -32,7 +34,7 @@ extension RoutesBuilder {
             for method in [HTTPMethod.HEAD, .GET, .PATCH, .DELETE, .OPTIONS] {
                 on(method, resources, body: .stream) { request async -> Response in await resumable.respond(to: request) }
             }
-            on(.OPTIONS, formPath) { request async -> Response in await resumable.respond(to: request) }
+            on(.OPTIONS, formPath, body: .stream) { request async -> Response in await resumable.respond(to: request) }
         }
     }
 

@@ -117,19 +117,27 @@ struct ReceiverCoreTests {
         #expect(creating.interim.map(\.0.code) == [104])
         #expect(creating.interim.first?.1[.location] == location)
 
-        // An append that holds the upload and whose body does not end until its connection is ended.
-        let (stream, continuation) = AsyncStream<ByteBuffer>.makeStream()
-        let holding = RecordingConnection { continuation.finish() }
+        // An append that holds the upload and whose body does not end until its connection is
+        // ended, then ends as a cut connection's does.
+        let (stream, continuation) = AsyncThrowingStream<ByteBuffer, any Error>.makeStream()
+        let holding = RecordingConnection { continuation.finish(throwing: ChannelError.eof) }
         continuation.yield(ByteBuffer(string: "def"))
+        let taken = NIOLockedValueBox(false)
+        let watched = stream.map { buffer in
+            taken.withLockedValue { $0 = true }
+            return buffer
+        }
         let path = String(location.split(separator: "?")[0])
         let held = Task {
             await resumable.respond(to: ReceiverRequest(
                 method: .patch, path: path,
                 headers: [HTTPField.Name("Upload-Offset")!: "3", HTTPField.Name("Upload-Complete")!: "?0",
                           .contentType: "application/partial-upload"],
-                body: ReceiverRequestBody(stream), connection: holding))
+                body: ReceiverRequestBody(watched), connection: holding))
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Once the append has read its first bytes, it holds the upload.
+        for _ in 0..<1000 where !taken.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(taken.withLockedValue { $0 }, "the append never read its body")
         #expect(!holding.ended)
         let asking = RecordingConnection()
         let state = await resumable.respond(to: ReceiverRequest(method: .head, path: path, connection: asking))

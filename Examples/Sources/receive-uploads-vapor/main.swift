@@ -13,6 +13,7 @@ let resumable = try ResumableUploadReceiver(receiver: receiver, basePath: "/uplo
 let app = try await Application.make(Environment(name: "production", arguments: ["receive-uploads-vapor", "serve"]))
 app.http.server.configuration.hostname = "127.0.0.1"
 app.http.server.configuration.port = port
+app.http.server.configuration.idleTimeout = .seconds(60)   // Vapor closes no idle connection unless told to
 // POST /upload for forms and the draft's creations, /uploads/** for its resources: bodies streamed.
 app.receiveUploads(at: "/upload", receiver: receiver, resumable: resumable)
 app.on(.POST, "import", body: .stream) { request async throws -> String in

@@ -6,7 +6,7 @@ import NIOCore
 /// connection's peer — an IPv4 address, or the /56 prefix of an IPv6 one (a host commonly
 /// holds a whole /64, and a home or a small site a /56: 256 of them), an IPv4-mapped IPv6
 /// address as its IPv4 address. Header fields such as `X-Forwarded-For` are taken only
-/// from a trusted proxy (``TrustedProxies``, through ``ReceiverRequestContext/clientAddress``):
+/// from a trusted proxy (``TrustedProxies``, through ``ReceiverRequest/clientAddress``):
 /// otherwise, behind a reverse proxy, every request has the proxy's address.
 enum ClientAddress {
     /// The key `address` counts under; nil when it is not an IP address.
