@@ -178,7 +178,8 @@ let package = Package(
             name: "FormPostTests",
             dependencies: [
                 "Multipart", "MultipartFoundation", "FormPost", "FormPostFoundation", "FormPostURLSession", "FormPostServer",
-                "FormPostDigests",
+                "FormPostDigests", "FormPostVapor",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -8,13 +8,23 @@ extension RoutesBuilder {
     /// `resumable`, a `POST` or `PUT` there that asks for a resumable upload
     /// (`Upload-Complete`) creates one (``FormPostServer/ResumableUploadReceiver``), whose
     /// resources answer under its base path; with `tus`, tus 1.0 under its base path.
+    /// With `uploadPage`, `GET path` (and `HEAD`) answers ``FormPostServer/UploadPage``,
+    /// which sends its files to `path`: resumable uploads when `resumable` takes forms, one
+    /// request each form otherwise.
     /// Mount them on the application itself, not a group with a prefix: the receivers'
     /// `Location`s are the absolute paths they were given. What `formpost serve` adds
     /// around the receivers (`UploadServer`: signed URLs, authorization, health, metrics,
-    /// the upload page, trusted proxies, connection limits) is not mounted here.
+    /// trusted proxies, connection limits) is not mounted here.
     public func receiveUploads(at path: String = "/upload", receiver: UploadReceiver, tus: TusReceiver? = nil,
-                               resumable: ResumableUploadReceiver? = nil) {
+                               resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = false) {
         let formPath = Self.components(path)
+        if uploadPage {
+            let takesForms = resumable?.takesForms == true
+            // Vapor answers a HEAD with the GET route when no HEAD route is registered.
+            get(formPath) { request -> Response in
+                Response(UploadPage.response(head: request.method == .HEAD, resumable: takesForms))
+            }
+        }
         for method in [HTTPMethod.POST, .PUT] {
             on(method, formPath, body: .stream) { request async -> Response in
                 if let resumable, resumable.handles(request) { return await resumable.respond(to: request) }

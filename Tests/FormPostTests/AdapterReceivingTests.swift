@@ -158,7 +158,7 @@ struct AdapterReceivingTests {
         }
     }
 
-    @Test("the same requests get the same answers from both servers: a form's receipt (but the random stored names), a malformed form's 400, a form without a boundary's 400, tus OPTIONS, an unknown tus and draft upload's 404")
+    @Test("the same requests get the same answers from both servers: a form's receipt (but the random stored names), a malformed form's 400, a form without a boundary's 400, tus OPTIONS, an unknown tus and draft upload's 404, the upload page and its HEAD")
     func sameAnswers() async throws {
         let samples = try SampleDirectory()
         let file = try Self.sample(samples, "same.bin", size: 100_000, seed: 2)
@@ -172,11 +172,16 @@ struct AdapterReceivingTests {
                     ["-X", "OPTIONS", "-H", "Tus-Resumable: 1.0.0", server.base + "/files"],
                     ["-I", "-H", "Tus-Resumable: 1.0.0", server.base + "/files/00000000000000000000000000000000"],
                     ["-I", server.base + "/uploads/00000000000000000000000000000000"],
+                    [server.base + adapter.pagePath],
+                    ["-I", server.base + adapter.pagePath],
                 ]
                 var lines: [String] = []
                 for request in requests {
                     let answer = try await Self.curl(request)
-                    let kept = answer.headers.filter { ["content-length", "content-type", "tus-resumable", "tus-version", "tus-extension", "tus-max-size", "upload-offset"].contains($0.key) }
+                    let kept = answer.headers.filter {
+                        ["content-length", "content-type", "tus-resumable", "tus-version", "tus-extension", "tus-max-size", "upload-offset",
+                         "content-security-policy", "x-content-type-options", "cache-control"].contains($0.key)
+                    }
                     var body = answer.body
                     if var receipt = try? Self.json(body), var files = receipt["files"] as? [[String: Any]] {
                         for index in files.indices { files[index]["storedAs"] = nil }
@@ -189,7 +194,8 @@ struct AdapterReceivingTests {
             }
         }
         let hummingbird = try #require(answers[.hummingbird]), vapor = try #require(answers[.vapor])
-        #expect(hummingbird.count == 6 && hummingbird.first?.hasPrefix("200 ") == true, "\(hummingbird)")
+        #expect(hummingbird.count == 8 && hummingbird.first?.hasPrefix("200 ") == true, "\(hummingbird)")
+        #expect(hummingbird.suffix(2).allSatisfy { $0.hasPrefix("200 ") && $0.contains("text/html; charset=utf-8") }, "\(hummingbird.suffix(2))")
         for (mine, theirs) in zip(hummingbird, vapor) {
             #expect(mine == theirs)
         }

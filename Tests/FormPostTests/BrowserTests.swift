@@ -4,9 +4,10 @@ import Multipart
 import Testing
 
 /// `formpost serve`'s upload page in a real browser: Debian's Chromium, headless, driven by
-/// Selenium from Tests/Interop/browser_upload.py (against an ``UploadServer`` on 127.0.0.1) and
-/// Tests/Interop/browser_resume.py (against `formpost serve`, behind a proxy that counts the
-/// bytes the browser sends, under faults).
+/// Selenium from Tests/Interop/browser_upload.py (against an ``UploadServer`` on 127.0.0.1,
+/// and a Vapor app on FormPostVapor, ``ReceiverAdapter/vapor``) and
+/// Tests/Interop/browser_resume.py (against `formpost serve` and the Vapor app, behind a proxy
+/// that counts the bytes the browser sends, under faults).
 /// Chromium, chromedriver and Python's selenium are peers as nginx and curl are: when one is
 /// missing the test fails, naming it (scripts/test installs them). On Linux only: macOS
 /// runners have neither Debian's Chromium nor its chromedriver.
@@ -60,16 +61,43 @@ struct BrowserTests {
         return missing
     }
 
+    /// Who serves the page: an ``UploadServer`` in this process that takes resumable uploads
+    /// or not, or an adapter's server (which takes them).
+    enum PageServer: Sendable, CustomTestStringConvertible {
+        case uploadServer(resumable: Bool)
+        case adapter(ReceiverAdapter)
+
+        var testDescription: String {
+            switch self {
+            case .uploadServer(let resumable): "UploadServer, \(resumable ? "resumable uploads" : "one request each form")"
+            case .adapter(let adapter): "\(adapter), resumable uploads"
+            }
+        }
+
+        /// Runs `body` with the page's URL while the server runs, storing into `storage`.
+        func whileServing<T: Sendable>(storage: String, _ body: @Sendable (URL) async throws -> T) async throws -> T {
+            switch self {
+            case .uploadServer(let resumable):
+                let configuration = ReceiverConfiguration(directory: storage, maxFileSize: BrowserTests.maxFileSize)
+                return try await withPageServer(configuration, resumable: resumable, body)
+            case .adapter(let adapter):
+                try FileManager.default.createDirectory(atPath: storage, withIntermediateDirectories: true)
+                let server = try await adapter.start(directory: storage, maxFileSize: BrowserTests.maxFileSize)
+                defer { server.stop() }
+                return try await body(URL(string: server.base + adapter.pagePath)!)
+            }
+        }
+    }
+
     @Test("Chromium uploads odd filenames through the page (resumable uploads, or one XMLHttpRequest where the server takes none; progress, a dropped file) and the plain form; names, sizes and SHA-256 match, on disk too",
-          arguments: [true, false])
-    func chromium(resumable: Bool) async throws {
+          arguments: [PageServer.uploadServer(resumable: true), .uploadServer(resumable: false), .adapter(.vapor)])
+    func chromium(server: PageServer) async throws {
         let missing = try await offPool { try BrowserTests.missingPeers() }
         try #require(missing.isEmpty, "the browser test needs \(missing.joined(separator: ", ")); scripts/test installs them")
         let work = try SampleDirectory()
         let files = work.path + "/files", storage = work.path + "/uploads", screenshot = work.path + "/upload-page.png"
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
-        let configuration = ReceiverConfiguration(directory: storage, maxFileSize: Self.maxFileSize)
-        let finished = try await withPageServer(configuration, resumable: resumable) { base in
+        let finished = try await server.whileServing(storage: storage) { base in
             try await offPool {
                 try ChildProcess("python3", [Subprocess.interopScript("browser_upload.py"), base.absoluteString, files, screenshot, String(Self.maxFileSize)]).finish()
             }
@@ -101,14 +129,20 @@ struct BrowserTests {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { !$0.hasPrefix(".") }
     }
 
+    /// Every fault against `formpost serve`; against the Vapor app, those that take the
+    /// network or the receiver away.
+    static let faults = ["pause", "offline", "killed", "reload", "three", "different"].map { (ReceiverAdapter.hummingbird, $0) }
+        + ["offline", "killed", "reload"].map { (ReceiverAdapter.vapor, $0) }
+
     @Test("The page resumes each file under a fault, throttled by DevTools: paused and resumed; offline for 4 s; the receiver killed and started again; the tab reloaded; three files, one cut; another file of the same name, size and time after a reload (uploaded anew); the stored file's SHA-256 is the file's, and the bytes sent stay close to its size",
-          arguments: ["pause", "offline", "killed", "reload", "three", "different"])
-    func resumes(scenario: String) async throws {
+          arguments: faults)
+    func resumes(adapter: ReceiverAdapter, scenario: String) async throws {
         let missing = try await offPool { try BrowserTests.missingPeers() }
         try #require(missing.isEmpty, "the browser test needs \(missing.joined(separator: ", ")); scripts/test installs them")
         let work = try SampleDirectory()
+        let receiver = try await adapter.command(port: "{port}", directory: "{dir}")
         let finished = try await offPool {
-            try ChildProcess("python3", [Subprocess.interopScript("browser_resume.py"), formpostBinary, work.path, scenario]).finish()
+            try ChildProcess("python3", [Subprocess.interopScript("browser_resume.py"), work.path, scenario, adapter.pagePath] + receiver).finish()
         }
         let stderr = String(decoding: finished.stderr, as: UTF8.self)
         #expect(finished.status == 0, "browser_resume.py \(scenario) exited \(finished.status): \(stderr)")

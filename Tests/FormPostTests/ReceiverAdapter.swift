@@ -2,7 +2,8 @@ import Foundation
 
 /// The HTTP servers the receivers run on, each as a process storing into a directory of
 /// its own on a free port of 127.0.0.1, with the same routes: forms (and the IETF draft's
-/// creations) on `POST /upload`, tus under `/files`, the draft's uploads under `/uploads`.
+/// creations) on `POST /upload`, tus under `/files`, the draft's uploads under `/uploads`,
+/// and the upload page at ``pagePath``.
 enum ReceiverAdapter: String, CaseIterable, Sendable, CustomStringConvertible {
     /// Hummingbird: `formpost serve`.
     case hummingbird
@@ -11,6 +12,15 @@ enum ReceiverAdapter: String, CaseIterable, Sendable, CustomStringConvertible {
     case vapor
 
     var description: String { rawValue }
+
+    /// Where the server answers the upload page, which sends to the same path:
+    /// `formpost serve` takes forms on any path and serves the page at its root.
+    var pagePath: String {
+        switch self {
+        case .hummingbird: "/"
+        case .vapor: "/upload"
+        }
+    }
 
     /// A running server of this adapter.
     final class Server: Sendable {
@@ -34,20 +44,27 @@ enum ReceiverAdapter: String, CaseIterable, Sendable, CustomStringConvertible {
         func stop() { process.stop() }
     }
 
-    /// Starts a server storing into `directory`; returns once it accepts connections.
-    func start(directory: String) async throws -> Server {
-        let port = try freePort()
-        let bin = URL(fileURLWithPath: formpostBinary).deletingLastPathComponent()
-        let process: ChildProcess
+    /// The command that runs this adapter's server on `port`, storing into `directory` files
+    /// of at most `maxFileSize` bytes (the receivers' default when nil): the program, then
+    /// its arguments. Throws when the Vapor app was built without the trait.
+    func command(port: String, directory: String, maxFileSize: Int64? = nil) async throws -> [String] {
         switch self {
         case .hummingbird:
-            process = try ChildProcess(formpostBinary, ["serve", "--port", String(port), "--dir", directory], stdout: .discard, stderr: .discard)
+            return [formpostBinary, "serve", "--port", port, "--dir", directory] + (maxFileSize.map { ["--max-file-size", String($0)] } ?? [])
         case .vapor:
-            let program = bin.appendingPathComponent("upload-receiver-vapor").path
+            let program = URL(fileURLWithPath: formpostBinary).deletingLastPathComponent().appendingPathComponent("upload-receiver-vapor").path
             // Without arguments it answers its usage (2), or that it was built without the trait (1).
             guard try await offPool({ try Subprocess.status(program, []) }) == 2 else { throw AdapterError.builtWithoutVapor }
-            process = try ChildProcess(program, [String(port), directory], stdout: .discard, stderr: .discard)
+            return [program, port, directory] + (maxFileSize.map { [String($0)] } ?? [])
         }
+    }
+
+    /// Starts a server storing into `directory` files of at most `maxFileSize` bytes (the
+    /// receivers' default when nil); returns once it accepts connections.
+    func start(directory: String, maxFileSize: Int64? = nil) async throws -> Server {
+        let port = try freePort()
+        let command = try await command(port: String(port), directory: directory, maxFileSize: maxFileSize)
+        let process = try ChildProcess(command[0], Array(command.dropFirst()), stdout: .discard, stderr: .discard)
         for _ in 0..<400 {
             if try RawSocket.connects(port: port) { return Server(port: port, directory: directory, process: process) }
             try await Task.sleep(for: .milliseconds(25))

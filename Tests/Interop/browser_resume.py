@@ -3,9 +3,11 @@
 fault, and checks that each file resumes: the receipt's SHA-256 is the file's, and the bytes
 the browser sent stay close to the files' size.
 
-usage: browser_resume.py FORMPOST WORK_DIR SCENARIO
+usage: browser_resume.py WORK_DIR SCENARIO PAGE_PATH RECEIVER [ARGUMENT...]
 
-Starts `FORMPOST serve` on a free port, storing in WORK_DIR/uploads, behind a proxy (standard
+Starts the receiver — the command RECEIVER ARGUMENT..., where `{port}` and `{dir}` stand for
+a free port and WORK_DIR/uploads: `formpost serve --port {port} --dir {dir}`, or a Vapor
+app — whose upload page answers at PAGE_PATH (and sends there), behind a proxy (standard
 library) that counts the bytes the browser sends and can cut one connection; the browser's
 upload is throttled by DevTools' network emulation. SCENARIO is one of:
 - pause: the file is paused at 40 % (nothing is sent while it is) and resumed;
@@ -41,7 +43,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-FORMPOST, WORK_DIR, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
+WORK_DIR, SCENARIO, PAGE_PATH, RECEIVER = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 MiB = 1 << 20
 # DevTools' upload throttle: a file of 12 MiB takes some 4 s, time enough to fault it midway.
 # It is past the page's 8 MiB from which the file itself is sent in one append (what is left of
@@ -142,14 +144,16 @@ class Proxy:
 
 
 class Receiver:
-    """`formpost serve` on a port of its own, storing in WORK_DIR/uploads."""
+    """The receiver's command on a port of its own, storing in WORK_DIR/uploads."""
 
     def __init__(self):
         self.port, self.directory, self.process = free_port(), os.path.join(WORK_DIR, "uploads"), None
+        os.makedirs(self.directory, exist_ok=True)
         self.start()
 
     def start(self):
-        self.process = subprocess.Popen([FORMPOST, "serve", "--port", str(self.port), "--dir", self.directory],
+        command = [argument.replace("{port}", str(self.port)).replace("{dir}", self.directory) for argument in RECEIVER]
+        self.process = subprocess.Popen(command,
                                         stdout=subprocess.DEVNULL, stderr=open(os.path.join(WORK_DIR, "serve.log"), "a"))
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
@@ -158,7 +162,7 @@ class Receiver:
                 return
             except OSError:
                 time.sleep(0.1)
-        sys.exit("browser_resume.py: formpost serve did not listen within %d s" % WAIT)
+        sys.exit("browser_resume.py: %s did not listen within %d s" % (RECEIVER[0], WAIT))
 
     def kill(self):
         self.process.send_signal(signal.SIGKILL)
@@ -244,7 +248,7 @@ def finished(driver):
 def main():
     receiver = Receiver()
     proxy = Proxy(receiver.port, cut_after=int(1.2 * MiB) if SCENARIO == "three" else None)
-    url = f"http://127.0.0.1:{proxy.port}/"
+    url = f"http://127.0.0.1:{proxy.port}{PAGE_PATH}"
     observed, before_reload, receipt, final = {}, 0, None, []
     driver = start_browser()
     try:

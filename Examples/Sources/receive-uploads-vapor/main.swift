@@ -4,7 +4,8 @@ import Multipart
 import Vapor
 
 // receive-uploads-vapor [PORT] [DIRECTORY]: forms stored in DIRECTORY (./uploads) at POST /upload,
-// resumable uploads of the IETF draft there too, parts read one by one at POST /import.
+// resumable uploads of the IETF draft there too, the upload page at GET /upload, parts read
+// one by one at POST /import.
 let arguments = CommandLine.arguments
 let port = arguments.count > 1 ? Int(arguments[1]) ?? 8080 : 8080
 let directory = arguments.count > 2 ? arguments[2] : "./uploads"
@@ -15,7 +16,7 @@ app.http.server.configuration.hostname = "127.0.0.1"
 app.http.server.configuration.port = port
 app.http.server.configuration.idleTimeout = .seconds(60)   // Vapor closes no idle connection unless told to
 // POST /upload for forms and the draft's creations, /uploads/** for its resources: bodies streamed.
-app.receiveUploads(at: "/upload", receiver: receiver, resumable: resumable)
+app.receiveUploads(at: "/upload", receiver: receiver, resumable: resumable, uploadPage: true)
 app.on(.POST, "import", body: .stream) { request async throws -> String in
     var lines: [String] = []
     for try await part in try request.formParts(limits: MultipartParserLimits(maxPartBytes: 1 << 30)) {

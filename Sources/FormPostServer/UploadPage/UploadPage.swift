@@ -128,9 +128,11 @@ public enum UploadPage {
     public static let contentSecurityPolicy = "default-src 'none'; style-src '\(digest(of: style))'; script-src '\(digest(of: script))'; "
         + "connect-src 'self'; form-action 'self'; img-src data:; base-uri 'none'; frame-ancestors 'none'"
 
-    /// The answer to `GET /` (or, with `head`, to `HEAD /`: the same head, no body), for a
-    /// server that takes resumable uploads of the IETF draft (`resumable`) or not.
-    static func response(head: Bool, resumable: Bool = true) -> ReceiverResponse {
+    /// The page as an answer (with `head`, to a `HEAD`: the same head, no body), for a
+    /// server that takes resumable uploads of the IETF draft on the page's own path
+    /// (`resumable`) or forms alone there. Its script sends to the URL it was loaded from:
+    /// serve it on the path the receiver answers `POST` on.
+    public static func response(head: Bool = false, resumable: Bool = true) -> ReceiverResponse {
         let headers: HTTPFields = [
             .contentType: "text/html; charset=utf-8",
             .cacheControl: "no-cache",
