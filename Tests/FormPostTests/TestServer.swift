@@ -180,13 +180,16 @@ func whileRunning<App: ApplicationProtocol, T: Sendable>(
     }
 }
 
-/// Runs `formpost serve`'s server (an ``UploadServer``, over TLS with `tlsConfiguration`)
-/// storing into `directory` on a free port, and `body` with that port.
+/// Runs `formpost serve`'s server (an ``UploadServer``, over TLS with `tlsConfiguration`) —
+/// or, `on` ``ReceiverAdapter/vapor``, a Vapor app mounting the same receivers with
+/// FormPostVapor (plain HTTP, no connection limits) — storing into `directory` on a free
+/// port, and `body` with that port.
 /// With `resumableExpiry`, it receives resumable uploads too, kept that long: tus at
 /// `/files`, the IETF draft's with upload resources at `/uploads`. The receivers log to
 /// `logger` (by default nowhere but at critical level).
-func withUploadServer<T: Sendable>(directory: String, configuration: ReceiverConfiguration? = nil, tlsConfiguration: TLSConfiguration? = nil,
-                                   limits: ConnectionLimits = ConnectionLimits(), resumableExpiry: Duration? = nil, logger: Logger? = nil,
+func withUploadServer<T: Sendable>(on adapter: ReceiverAdapter = .hummingbird, directory: String, configuration: ReceiverConfiguration? = nil,
+                                   tlsConfiguration: TLSConfiguration? = nil, limits: ConnectionLimits = ConnectionLimits(),
+                                   resumableExpiry: Duration? = nil, logger: Logger? = nil,
                                    _ body: @Sendable (Int) async throws -> T) async throws -> T {
     let logger = logger ?? {
         var logger = Logger(label: "test")
@@ -197,9 +200,19 @@ func withUploadServer<T: Sendable>(directory: String, configuration: ReceiverCon
     let receiver = try UploadReceiver(configuration: configuration, logger: logger)
     let tus = try resumableExpiry.map { try TusReceiver(configuration: configuration, expiry: $0, logger: logger) }
     let resumable = try resumableExpiry.map { try ResumableUploadReceiver(receiver: receiver, expiry: $0, logger: logger) }
-    let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tlsConfiguration, connectionLimits: limits,
-                              tus: tus, resumable: resumable)
-    return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+    switch adapter {
+    case .hummingbird:
+        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tlsConfiguration: tlsConfiguration, connectionLimits: limits,
+                                  tus: tus, resumable: resumable)
+        return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+    case .vapor:
+        precondition(tlsConfiguration == nil, "the Vapor app of the tests serves plain HTTP")
+        #if Vapor
+        return try await whileVaporReceives(receiver, tus: tus, resumable: resumable, body)
+        #else
+        throw ReceiverAdapter.AdapterError.builtWithoutVapor
+        #endif
+    }
 }
 
 /// Blocks until a file of an upload in progress in `stateDirectory` (a receiver's `.tus` or

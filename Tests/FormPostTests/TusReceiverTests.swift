@@ -19,7 +19,8 @@ struct TusState: Decodable {
 }
 
 /// `formpost serve`'s resumable uploads (tus 1.0 at `/files`), with tuspy as the
-/// independent client and a proxy that cuts requests in the middle.
+/// independent client and a proxy that cuts requests in the middle. The tests that take a
+/// ``ReceiverAdapter`` run on Hummingbird's ``UploadServer`` and on a Vapor app alike.
 @Suite("Resumable uploads received (tus)")
 struct TusReceiverTests {
     let client = FormPostClient()
@@ -77,13 +78,13 @@ struct TusReceiverTests {
         #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + receipt.storedAs))) == expected)
     }
 
-    @Test("a cut append keeps what reached the disk, a second append meanwhile answers 423, and the state survives a restart")
-    func cutLockedRestarted() async throws {
+    @Test("a cut append keeps what reached the disk, a second append meanwhile answers 423, and the state survives a restart", arguments: ReceiverAdapter.allCases)
+    func cutLockedRestarted(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
         var random = SystemRandomNumberGenerator()
         let content = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
         let sent = 300 * 1024
-        let url = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        let url = try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let url = try await create(base, length: content.count)
             let path = String(url.dropFirst(base.count))
@@ -116,7 +117,7 @@ struct TusReceiverTests {
             return url
         }
         // Another server on the same directory: what was acknowledged is still there.
-        let done = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        let done = try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let moved = url.replacingOccurrences(of: #":\d+/"#, with: ":\(port)/", options: .regularExpression)
             #expect(try await offset(moved) == Int64(sent))
             let rest = try await request("PATCH", moved, body: Array(content[sent...]), headers: [HTTPField.Name("Upload-Offset")!: String(sent)])
@@ -128,8 +129,8 @@ struct TusReceiverTests {
         #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + file.storedAs))) == sha256Hex(content))
     }
 
-    @Test("checksums: an append whose Upload-Checksum does not match answers 460 and counts for nothing, nor does one cut short; a matching one (SHA-1, SHA-256) counts; an unknown algorithm is 400")
-    func checksums() async throws {
+    @Test("checksums: an append whose Upload-Checksum does not match answers 460 and counts for nothing, nor does one cut short; a matching one (SHA-1, SHA-256) counts; an unknown algorithm is 400", arguments: ReceiverAdapter.allCases)
+    func checksums(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
         var random = SystemRandomNumberGenerator()
         let content = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -138,7 +139,7 @@ struct TusReceiverTests {
         let checksum = HTTPField.Name("Upload-Checksum")!, offsetField = HTTPField.Name("Upload-Offset")!
         @Sendable func sha1(_ bytes: [UInt8]) -> String { "sha1 " + Data(Insecure.SHA1.hash(data: bytes)).base64EncodedString() }
         @Sendable func sha256(_ bytes: [UInt8]) -> String { "sha256 " + Data(SHA256.hash(data: bytes)).base64EncodedString() }
-        let done = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        let done = try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let url = try await create(base, length: content.count)
             let wrong = try await request("PATCH", url, body: first, headers: [offsetField: "0", checksum: sha256(second)])
@@ -166,10 +167,10 @@ struct TusReceiverTests {
         #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + file.storedAs))) == sha256Hex(content))
     }
 
-    @Test("a Content-Length that would overflow the offset answers 413, and the server goes on")
-    func hugeContentLength() async throws {
+    @Test("a Content-Length that would overflow the offset answers 413, and the server goes on", arguments: ReceiverAdapter.allCases)
+    func hugeContentLength(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
-        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let url = try await create(base, length: 10)
             #expect(try await request("PATCH", url, body: [1], headers: [HTTPField.Name("Upload-Offset")!: "0"]).status == 204)
@@ -181,11 +182,11 @@ struct TusReceiverTests {
         }
     }
 
-    @Test("past the uploads in progress allowed, creation answers 503 with Retry-After; an upload that ends makes room, so does one that expired")
-    func uploadsInProgress() async throws {
+    @Test("past the uploads in progress allowed, creation answers 503 with Retry-After; an upload that ends makes room, so does one that expired", arguments: ReceiverAdapter.allCases)
+    func uploadsInProgress(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
         let configuration = ReceiverConfiguration(directory: uploads.path, maxUploadsInProgress: 1)
-        try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
+        try await withUploadServer(on: adapter, directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let first = try await create(base, length: 10)
             let refused = try await request("POST", base + "/files", headers: [HTTPField.Name("Upload-Length")!: "10"])
@@ -197,7 +198,7 @@ struct TusReceiverTests {
         // last sweep (at the first creation) ran less than 10 s before.
         let other = try SampleDirectory()
         let expiring = ReceiverConfiguration(directory: other.path, maxUploadsInProgress: 1)
-        try await withUploadServer(directory: other.path, configuration: expiring, resumableExpiry: .seconds(1)) { port in
+        try await withUploadServer(on: adapter, directory: other.path, configuration: expiring, resumableExpiry: .seconds(1)) { port in
             let base = "http://127.0.0.1:\(port)"
             _ = try await create(base, length: 10)
             try await Task.sleep(for: .milliseconds(2100))
@@ -206,10 +207,10 @@ struct TusReceiverTests {
         }
     }
 
-    @Test("the protocol's refusals: 412 without Tus-Resumable, 413 over the size limit, 415, 404, 410 once expired, and DELETE")
-    func refusals() async throws {
+    @Test("the protocol's refusals: 412 without Tus-Resumable, 413 over the size limit, 415, 404, 410 once expired, and DELETE", arguments: ReceiverAdapter.allCases)
+    func refusals(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
-        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let options = try await client.send(nil, to: URL(string: base + "/files")!, method: RequestMethod(rawValue: "OPTIONS"))
             #expect(options.status == 204 && options.headers[HTTPField.Name("Tus-Version")!] == "1.0.0")
@@ -231,7 +232,7 @@ struct TusReceiverTests {
             #expect(try await request("HEAD", url).status == 404)
         }
         // With uploads kept for a second only:
-        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(1)) { port in
+        try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(1)) { port in
             let old = try await create("http://127.0.0.1:\(port)", length: 10)
             try await Task.sleep(for: .milliseconds(2100))
             #expect(try await request("HEAD", old).status == 410)

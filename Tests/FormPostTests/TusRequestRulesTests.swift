@@ -6,7 +6,7 @@ import Testing
 
 /// tus 1.0's rules the receiver keeps besides appends: `X-HTTP-Method-Override` on a
 /// `POST`, distinct `Upload-Metadata` keys, and `DELETE` acting on the state read under the
-/// upload's lock.
+/// upload's lock; on Hummingbird's ``UploadServer`` and on a Vapor app alike.
 @Suite("tus: method override, metadata keys, DELETE under the lock")
 struct TusRequestRulesTests {
     let client = FormPostClient()
@@ -26,10 +26,10 @@ struct TusRequestRulesTests {
         return try await request(.post, base + "/files", headers: headers)
     }
 
-    @Test("a POST with X-HTTP-Method-Override is taken for the method it names: PATCH appends, HEAD tells the offset, DELETE ends the upload; an override that is no method answers 400")
-    func methodOverride() async throws {
+    @Test("a POST with X-HTTP-Method-Override is taken for the method it names: PATCH appends, HEAD tells the offset, DELETE ends the upload; an override that is no method answers 400", arguments: ReceiverAdapter.allCases)
+    func methodOverride(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
-        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let url = base + (try await create(base, length: 10).headers[.location] ?? "")
             #expect(try await request(.post, url, body: [1, 2, 3, 4], headers: [Self.uploadOffset: "0"]).status == 405, "a POST on an upload without override")
@@ -43,10 +43,10 @@ struct TusRequestRulesTests {
         }
     }
 
-    @Test("Upload-Metadata with a key twice answers 400; distinct keys (one without a value) are taken")
-    func duplicateMetadataKeys() async throws {
+    @Test("Upload-Metadata with a key twice answers 400; distinct keys (one without a value) are taken", arguments: ReceiverAdapter.allCases)
+    func duplicateMetadataKeys(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
-        try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             let a = Data("a.bin".utf8).base64EncodedString(), b = Data("b.bin".utf8).base64EncodedString()
             let twice = try await create(base, length: 10, metadata: "filename \(a),filename \(b)")
@@ -56,11 +56,11 @@ struct TusRequestRulesTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: uploads.path + "/.tus").count == 2, "one upload, its state and data")
     }
 
-    @Test("a DELETE racing the append that completes the upload either answers 423 (the upload stays, stored) or removes it with its stored file: no stored file is left without its upload")
-    func deleteRacingCompletion() async throws {
+    @Test("a DELETE racing the append that completes the upload either answers 423 (the upload stays, stored) or removes it with its stored file: no stored file is left without its upload", arguments: ReceiverAdapter.allCases)
+    func deleteRacingCompletion(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()
         let rounds = 40, width = 8
-        let kept = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+        let kept = try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let base = "http://127.0.0.1:\(port)"
             var kept: Set<String> = []
             for _ in 0..<rounds {
