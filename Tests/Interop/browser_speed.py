@@ -5,7 +5,7 @@ resumably, against the same file sent as one multipart XMLHttpRequest POST.
 usage: browser_speed.py FORMPOST WORK_DIR [--size MiB] [--runs N] [--chunk MiB ...] [--raw]
 
 Starts `FORMPOST serve` on a free port (storing in WORK_DIR/uploads, emptied after each
-run), makes a file of --size MiB (1024 unless told) of random bytes in WORK_DIR, and uploads
+run; its log, with each request's duration, in WORK_DIR/serve.log), makes a file of --size MiB (1024 unless told) of random bytes in WORK_DIR, and uploads
 it over loopback, unthrottled, --runs times (3 unless told) each way, alternating:
 - page: chosen through the page's file input and sent by its script (the time from the
   click on its button to its `data-state="done"`): the File itself in one append;
@@ -160,7 +160,7 @@ def main():
             handle.write(os.urandom(MiB))
     port = free_port()
     server = subprocess.Popen([arguments.formpost, "serve", "--port", str(port), "--dir", storage],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(arguments.work, "serve.log"), "w"))
     url = f"http://127.0.0.1:{port}/"
     for _ in range(600):
         try:
