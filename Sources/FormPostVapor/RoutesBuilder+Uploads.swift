@@ -12,12 +12,15 @@ extension RoutesBuilder {
     /// which sends its files to `path`: resumable uploads when `resumable` takes forms, one
     /// request each form otherwise.
     /// Mount them on the application itself, not a group with a prefix: the receivers'
-    /// `Location`s are the absolute paths they were given. What `formpost serve` adds
+    /// `Location`s are the absolute paths they were given. `path` must not be tus's or the
+    /// draft's base path (their routes would take each other's requests): that traps. What `formpost serve` adds
     /// around the receivers (`UploadServer`: signed URLs, authorization, health, metrics,
     /// trusted proxies, connection limits) is not mounted here.
     public func receiveUploads(at path: String = "/upload", receiver: UploadReceiver, tus: TusReceiver? = nil,
                                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = false) {
         let formPath = Self.components(path)
+        precondition(tus.map { Self.components($0.basePath) != formPath } ?? true, "receiveUploads: the forms' path is tus's base path")
+        precondition(resumable.map { Self.components($0.basePath) != formPath } ?? true, "receiveUploads: the forms' path is the draft's base path")
         if uploadPage {
             let takesForms = resumable?.takesForms == true
             // Vapor answers a HEAD with the GET route when no HEAD route is registered.

@@ -103,11 +103,6 @@ struct ConcurrentUploadJob: Sendable {
 struct ConcurrentUploadChild {
     @Test("runs the job's uploads and reports its peak resident set")
     func upload() async throws {
-        /// This process's peak resident set so far, in KiB.
-        func peakKiB() throws -> String {
-            let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-            return try String(#require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first))
-        }
         let job = try #require(ConcurrentUploadJob.ofThisProcess)
         var configuration = HTTPClient.Configuration(trusting: job.caPath)
         if job.http1Only { configuration.httpVersion = .http1Only }
@@ -122,7 +117,7 @@ struct ConcurrentUploadChild {
                 return try JSONDecoder().decode(Digest.self, from: Data(response.body)).length
             }
             let first = try await upload()
-            let lonePeak = try peakKiB()
+            let lonePeak = try peakResidentKiB()
             return try await withThrowingTaskGroup(of: Int.self) { group in
                 var lengths = [first]
                 for index in 1..<job.uploads {
@@ -136,7 +131,7 @@ struct ConcurrentUploadChild {
         let fileSize = try #require(FileManager.default.attributesOfItem(atPath: job.filePath)[.size] as? Int)
         #expect(lengths.count == job.uploads)
         #expect(lengths.allSatisfy { $0 > fileSize })
-        try "\(lonePeak) \(try peakKiB())".write(toFile: job.reportPath, atomically: true, encoding: .utf8)
+        try "\(lonePeak) \(try peakResidentKiB())".write(toFile: job.reportPath, atomically: true, encoding: .utf8)
     }
 }
 #endif

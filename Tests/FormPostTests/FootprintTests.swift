@@ -98,7 +98,7 @@ struct FootprintTests {
         let response = try await FormPostClient().upload(form, to: URL(string: "http://127.0.0.1:\(port)/upload")!)
         #expect(response.status == 200, "\(response.text)")
         let receipt = try response.decode(Receipt.self)
-        #expect(receipt.files.first?.sha256 == SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined())
+        #expect(receipt.files.first?.sha256 == sha256Hex(content))
 
         let after = try mappedLibraries(pid: app.pid)
         for library in before.union(after) {

@@ -154,7 +154,7 @@ final class HTTP2TestServer: Sendable {
                 } else if frame.endStream, case .answer = action {
                     done = true
                     let (largest, frames) = state.withLock { ($0.requests[index].largestFrame, $0.requests[index].frames) }
-                    let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+                    let digest = hexString(hasher.finalize())
                     let json = #"{"length":\#(bytes),"sha256":"\#(digest)","largestFrame":\#(largest),"frames":\#(frames)}"#
                     context.write(wrapOutboundOut(.headers(.init(headers: HPACKHeaders([(":status", "200"), ("content-type", "application/json")])))), promise: nil)
                     context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(string: json)), endStream: true))), promise: nil)

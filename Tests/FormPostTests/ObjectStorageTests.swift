@@ -188,15 +188,6 @@ struct ObjectStorageTests {
         try await offPool { serve.stop() }
     }
 
-    #if os(Linux)
-    /// The peak resident set (`VmHWM`) of process `pid`, in KiB.
-    func peakKiB(of pid: pid_t) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
-        return try #require(line.split(separator: " ").dropFirst().first.flatMap { Int($0) })
-    }
-    #endif
-
     @Test("a file streams into the store through at most two parts of memory: formpost serve's peak grows by far less than the file")
     func boundedMemory() async throws {
         #if os(Linux)
@@ -213,9 +204,9 @@ struct ObjectStorageTests {
         // A small upload first, so that the baseline holds what any upload allocates once.
         let small = try await randomFile(directory, "small.bin", size: 1_000)
         _ = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(small)", "http://127.0.0.1:\(port)/"]) }
-        let before = try peakKiB(of: serve.pid)
+        let before = try peakResidentKiB(of: serve.pid)
         let answer = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(path)", "http://127.0.0.1:\(port)/"]) }
-        let after = try peakKiB(of: serve.pid)
+        let after = try peakResidentKiB(of: serve.pid)
         let file = try #require(try JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first)
         let sent = try sha256(ofFile: path)
         #expect(file.size == Int64(size) && file.sha256 == sent)

@@ -65,10 +65,7 @@ enum ReceiverAdapter: String, CaseIterable, Sendable, CustomStringConvertible {
         let port = try freePort()
         let command = try await command(port: String(port), directory: directory, maxFileSize: maxFileSize)
         let process = try ChildProcess(command[0], Array(command.dropFirst()), stdout: .discard, stderr: .discard)
-        for _ in 0..<400 {
-            if try RawSocket.connects(port: port) { return Server(port: port, directory: directory, process: process) }
-            try await Task.sleep(for: .milliseconds(25))
-        }
+        if try await process.waitUntilListening(port: port) { return Server(port: port, directory: directory, process: process) }
         process.stop()
         throw AdapterError.notListening(self)
     }
@@ -80,7 +77,7 @@ enum ReceiverAdapter: String, CaseIterable, Sendable, CustomStringConvertible {
         var description: String {
             switch self {
             case .builtWithoutVapor: "upload-receiver-vapor was built without the Vapor trait: build with `swift build --build-tests --traits Vapor` (scripts/test does)"
-            case .notListening(let adapter): "the \(adapter) server accepted no connection within 10 s"
+            case .notListening(let adapter): "the \(adapter) server ended, or accepted no connection within 10 s"
             }
         }
     }

@@ -218,15 +218,17 @@ struct ResumableReceiverTests {
                 var timeout = timeval(tv_sec: 5, tv_usec: 0)
                 setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 var received = 1, answer: [UInt8] = []
-                while received > 0 {
+                let headEnd: [UInt8] = [13, 10, 13, 10]
+                while received > 0, !(adapter == .vapor && answer.firstRange(of: headEnd) != nil) {
                     received = recv(socket, &buffer, buffer.count, 0)
                     answer += buffer.prefix(max(received, 0))
                 }
                 return (received == 0 || errno == ECONNRESET, String(decoding: answer, as: UTF8.self))
             }
-            return (base + path, answered, adapter == .vapor ? heldAnswer.hasPrefix("HTTP/1.1 ") : closed)
+            // Never a success: the append's body ended short of its Content-Length.
+            return (base + path, answered, adapter == .vapor ? heldAnswer.hasPrefix("HTTP/1.1 4") : closed)
         }
-        #expect(heldEnded, "the held request neither closed (Hummingbird) nor answered (Vapor)")
+        #expect(heldEnded, "the held request neither closed (Hummingbird) nor was refused (Vapor)")
         let receipt = try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             let moved = url.replacingOccurrences(of: #":\d+/"#, with: ":\(port)/", options: .regularExpression)
             #expect(try await request(.head, moved).headers[offset] == String(kept))

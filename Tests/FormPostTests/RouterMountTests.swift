@@ -55,7 +55,7 @@ struct RouterMountTests {
                         size += buffer.readableBytes
                         buffers += 1
                     }
-                    let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+                    let digest = hexString(hasher.finalize())
                     summaries.append(PartSummary(name: part.name, filename: part.filename, size: size, sha256: digest, buffers: buffers))
                 }
             } catch let error as MultipartError {

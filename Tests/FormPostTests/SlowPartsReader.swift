@@ -42,16 +42,9 @@ enum SlowPartsReader {
                 let due = started + .seconds(Double(read) / bytesPerSecond)
                 if due > .now { try await Task.sleep(until: due, clock: .continuous) }
             }
-            accounts.append(Account.Part(name: part.name, size: size, sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined()))
+            accounts.append(Account.Part(name: part.name, size: size, sha256: hexString(hasher.finalize())))
         }
-        return try JSONEncoder().encode(Account(parts: accounts, peakKiB: peakKiB()))
-    }
-
-    /// This process's peak resident set so far, in KiB (0 when `/proc` does not say).
-    static func peakKiB() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return try JSONEncoder().encode(Account(parts: accounts, peakKiB: peakResidentKiB()))
     }
 }
 #endif

@@ -34,6 +34,12 @@ struct SlowReaderApp {
     @Test("serves the slow handler until stopped")
     func serve() async throws {
         let job = try #require(SlowReaderJob.ofThisProcess)
+        // Ends with the test process that started it, however that one ends.
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { sleep(1) }
+            exit(1)
+        }
         switch job.adapter {
         case .hummingbird: try await serveSlowReaderOnHummingbird(port: job.port)
         case .vapor: try await serveSlowReaderOnVapor(port: job.port)

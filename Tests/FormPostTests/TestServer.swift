@@ -94,7 +94,7 @@ final class TestServer: Sendable {
             length += buffer.readableBytes
             if path == "/slow" { try await Task.sleep(nanoseconds: 2_000_000) }
         }
-        let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let digest = hexString(hasher.finalize())
         let json = #"{"length":\#(length),"sha256":"\#(digest)","contentType":"\#(request.headers[.contentType] ?? "")","method":"\#(request.method)"}"#
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(string: json)))
     }
@@ -128,7 +128,12 @@ struct Echo: Codable, Equatable {
 
 /// SHA-256 of bytes, in hexadecimal.
 func sha256Hex(_ bytes: some DataProtocol) -> String {
-    SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    hexString(SHA256.hash(data: bytes))
+}
+
+/// Bytes (a digest's) in lowercase hexadecimal.
+func hexString(_ bytes: some Sequence<UInt8>) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
 }
 
 /// Runs the application `make` builds (handing it the callback that reports its port) until

@@ -15,6 +15,7 @@ func whileVaporReceives<T: Sendable>(_ receiver: UploadReceiver, tus: TusReceive
     app.receiveUploads(at: "/upload", receiver: receiver, tus: tus, resumable: resumable)
     let outcome: Result<T, any Error>
     do {
+        try await app.asyncBoot()
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         guard let port = app.http.server.shared.localAddress?.port else { throw ReceiverAdapter.AdapterError.notListening(.vapor) }
         outcome = .success(try await body(port))

@@ -159,8 +159,9 @@ def main():
         for _ in range(arguments.size):
             handle.write(os.urandom(MiB))
     port = free_port()
+    log = open(os.path.join(arguments.work, "serve.log"), "w")
     server = subprocess.Popen([arguments.formpost, "serve", "--port", str(port), "--dir", storage],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(arguments.work, "serve.log"), "w"))
+                              stdout=subprocess.DEVNULL, stderr=log)
     url = f"http://127.0.0.1:{port}/"
     for _ in range(600):
         try:
@@ -188,6 +189,7 @@ def main():
         driver.quit()
         server.terminate()
         server.wait()
+        log.close()
         os.remove(path)
     medians = {kind: statistics.median(runs) for kind, runs in seconds.items()}
     json.dump({"size": size, "browser": "chromium", "seconds": seconds, "medians": medians,

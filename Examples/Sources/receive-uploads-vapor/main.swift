@@ -15,7 +15,8 @@ let app = try await Application.make(Environment(name: "production", arguments: 
 app.http.server.configuration.hostname = "127.0.0.1"
 app.http.server.configuration.port = port
 app.http.server.configuration.idleTimeout = .seconds(60)   // Vapor closes no idle connection unless told to
-// POST /upload for forms and the draft's creations, /uploads/** for its resources: bodies streamed.
+// POST /upload for forms and the draft's creations, /uploads/** for its resources (bodies
+// streamed), GET /upload for the page.
 app.receiveUploads(at: "/upload", receiver: receiver, resumable: resumable, uploadPage: true)
 app.on(.POST, "import", body: .stream) { request async throws -> String in
     var lines: [String] = []
