@@ -119,7 +119,9 @@ struct AdapterReceivingTests {
         let log = samples.path + "/cuts.log"
         try await Self.withServer(adapter, samples) { server in
             let (finished, proxyPort) = try await Self.throughCuttingProxy(to: server, cutAfter: 900_000, cuts: 2, log: log) { proxyPort in
-                let arguments = ["-s", "--json", "--resumable", "ietf", "--chunk-size", "2M", "--retry", "10", "--retry-delay", "0.2",
+                // Retries spread over 10 s: on a loaded machine the request a cut left holding the
+                // upload takes a while to end (on Vapor, its body ends only once the cut is read).
+                let arguments = ["-s", "-S", "--json", "--resumable", "ietf", "--chunk-size", "2M", "--retry", "20", "--retry-delay", "0.5",
                                  "-T", file.path, "http://127.0.0.1:\(proxyPort)/upload"]
                 let finished = try await offPool {
                     try ChildProcess("env", ["XDG_STATE_HOME=" + samples.path + "/state", formpostBinary] + arguments).finish()
