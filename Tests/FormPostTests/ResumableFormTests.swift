@@ -20,12 +20,15 @@ struct ResumableFormTests {
     static let boundary = "formpost-resumable-form"
 
     /// A form with text fields, two files whose content holds the delimiter's first bytes
-    /// (`\r\n--formpost-resumable-for`), and an empty file; its parts' content.
+    /// (`\r\n--formpost-resumable-for`, never followed by its last), and an empty file;
+    /// its parts' content.
     static func form() -> (bytes: [UInt8], files: [[UInt8]]) {
         var random = SystemRandomNumberGenerator()
         let near = Array("\r\n--\(boundary.dropLast())".utf8)
         let first = (0..<70_000).map { _ in UInt8.random(in: 0...255, using: &random) } + near + Array("x".utf8) + near
-        let second = near + (0..<3_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        // A byte other than the delimiter's last after `near`: a random "m" there would
+        // complete the delimiter, and the form would be malformed one time in 256.
+        let second = near + Array("y".utf8) + (0..<3_000).map { _ in UInt8.random(in: 0...255, using: &random) }
         func part(_ disposition: String, _ content: [UInt8]) -> [UInt8] {
             Array("--\(boundary)\r\nContent-Disposition: form-data; \(disposition)\r\n\r\n".utf8) + content + Array("\r\n".utf8)
         }
