@@ -21,6 +21,9 @@ final class HTTP2TestServer: Sendable {
     enum Action: Sendable {
         /// Reads the whole body and answers 200 with its length, SHA-256 and largest DATA frame as JSON.
         case answer
+        /// As ``answer``, the JSON with a `padding` field of `bytes` characters: an answer
+        /// larger than HTTP/2's initial flow-control windows.
+        case answerPadded(bytes: Int)
         /// Resets the stream with `code` once `afterBytes` of the body arrived.
         case reset(afterBytes: Int, code: HTTP2ErrorCode)
         /// On the request's HEADERS: GOAWAY naming no stream as processed, then closes.
@@ -29,6 +32,15 @@ final class HTTP2TestServer: Sendable {
         case answerAtOnce(status: Int)
         /// Reads the body and never answers.
         case hold
+
+        /// The padding of the answer to a whole body, or nil for an action that gives none.
+        var padding: Int? {
+            switch self {
+            case .answer: 0
+            case .answerPadded(let bytes): bytes
+            default: nil
+            }
+        }
     }
 
     /// What arrived of one request.
@@ -151,11 +163,11 @@ final class HTTP2TestServer: Sendable {
                 if case .reset(let afterBytes, let code) = action, bytes >= afterBytes {
                     done = true
                     context.writeAndFlush(wrapOutboundOut(.rstStream(code)), promise: nil)
-                } else if frame.endStream, case .answer = action {
+                } else if frame.endStream, let padding = action.padding {
                     done = true
                     let (largest, frames) = state.withLock { ($0.requests[index].largestFrame, $0.requests[index].frames) }
                     let digest = hexString(hasher.finalize())
-                    let json = #"{"length":\#(bytes),"sha256":"\#(digest)","largestFrame":\#(largest),"frames":\#(frames)}"#
+                    let json = #"{"length":\#(bytes),"sha256":"\#(digest)","largestFrame":\#(largest),"frames":\#(frames),"padding":"\#(String(repeating: "p", count: padding))"}"#
                     context.write(wrapOutboundOut(.headers(.init(headers: HPACKHeaders([(":status", "200"), ("content-type", "application/json")])))), promise: nil)
                     context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer(string: json)), endStream: true))), promise: nil)
                 }

@@ -71,6 +71,19 @@ struct HTTP2UploadTests {
         #expect(request?.headers[":method"] == "POST" && request?.headers[":path"] == "/upload" && request?.headers[":scheme"] == "https")
     }
 
+    @Test("an answer of 1 MiB, past HTTP/2's initial flow-control windows of 64 KiB, arrives whole: the client reopens the stream's and the connection's windows as it reads",
+          .timeLimit(.minutes(1)))
+    func largeAnswer() async throws {
+        let (form, sha256, _, directory) = try await largeForm(size: 6_000_000)
+        let response = try await withServer(action: { _ in .answerPadded(bytes: 1 << 20) }) { _, client, url in
+            try await client.upload(form, to: url)
+        }
+        withExtendedLifetime(directory) {}
+        #expect(response.status == 200 && response.httpVersion == "2")
+        #expect(response.body.count > 1 << 20, "the answer had \(response.body.count) bytes")
+        #expect(try JSONDecoder().decode(Answer.self, from: Data(response.body)).sha256 == sha256)
+    }
+
     @Test("a server that grants a stream 1 KiB at a time gets the whole body")
     func tinyWindow() async throws {
         let (form, sha256, length, directory) = try await largeForm(size: 4_300_000)

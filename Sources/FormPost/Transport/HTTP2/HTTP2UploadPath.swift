@@ -181,17 +181,10 @@ final class HTTP2UploadPath: Sendable {
                     try pipeline.addHandler(HTTP2Negotiation(negotiated: negotiated) { channel in
                         let pipeline = channel.pipeline.syncOperations
                         try pipeline.addHandler(FrameFlushHandler(threshold: HTTP2UploadStream.frameSize))
-                        let multiplexer = try pipeline.configureHTTP2Pipeline(
-                            mode: .client, connectionConfiguration: .init(), streamConfiguration: .init()) { pushed in pushed.close() }
+                        // No server push: nothing here would read a pushed stream.
+                        try pipeline.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: nioDefaultSettings + [HTTP2Setting(parameter: .enablePush, value: 0)]))
+                        try pipeline.addHandler(HTTP2UploadStream(head: head, body: stream.state, progress: progress, maxResponseBytes: maxResponseBytes, answer: answer))
                         try pipeline.addHandler(ConnectionFailureCloser(connectionError: connectionError))
-                        let opened = channel.eventLoop.makePromise(of: (any Channel).self)
-                        opened.futureResult.whenFailure { answer.fail(HTTP2UploadStream.Failure(error: $0, answerBegan: false)) }
-                        multiplexer.createStreamChannel(promise: opened) { streamChannel in
-                            streamChannel.eventLoop.makeCompletedFuture {
-                                try streamChannel.pipeline.syncOperations.addHandler(HTTP2UploadStream(
-                                    head: head, body: stream.state, progress: progress, maxResponseBytes: maxResponseBytes, answer: answer))
-                            }
-                        }
                     })
                 }
             }

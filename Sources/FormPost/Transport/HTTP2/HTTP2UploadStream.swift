@@ -3,31 +3,35 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// The HTTP/2 stream of one upload: sends the request's HEADERS, then the body as DATA
-/// frames of at most ``frameSize`` bytes, each flushed as it is written, while the stream
-/// channel is writable (its flow-control window open and little queued), and collects the
-/// answer.
+/// The HTTP/2 stream of one upload, on its connection behind NIOHTTP2's handler (no
+/// multiplexer, no stream channel: frames of stream 1 written and read here): sends the
+/// request's HEADERS, then the body as DATA frames of at most ``frameSize`` bytes, each
+/// flushed as it is written, the next once the one before has been written to the socket,
+/// and collects the answer, opening the flow-control windows for the answer's DATA.
 ///
-/// The body is read on the stream's event loop when its bytes are in memory or in the page
+/// The body is read on the connection's event loop when its bytes are in memory or in the page
 /// cache, so no task hop stands between a window update and the next frame; bytes that must
 /// come from the disk or from a stream are read off the loop, and pumping goes on once they
 /// are in. It is read ``readSize`` bytes at a time, and each read sent as frames that are
 /// slices of it (no copy): one file read per eight frames instead of one per frame.
 /// Progress counts a read's bytes when the connection has written its last frame.
 ///
-/// One frame written at a time, the next once the stream is writable again (NIOHTTP2's
-/// default 8 KiB stream watermark): the pacing that lets a streaming proxy pass each frame
-/// on while the next is encrypted. Each alternative measured through nginx's streaming
-/// configuration (1 GiB, against `curl -F --http2`) was slower: 80 KiB queued per stream
-/// 0.66–0.74×, 64 KiB read at once and sent as four frames 0.83–0.94×, 8 KiB frames 0.73–0.80×,
-/// 32 KiB frames 0.75× (though 1.5–1.6× where nginx grants a 1 MiB window), and a frame's
-/// header and payload in one TLS record 0.76–0.78×; this way 1.04–1.24×.
+/// One frame in flight at a time: the pacing that lets a streaming proxy pass each frame on
+/// while the next is encrypted (a frame the stream's window holds back is written once the
+/// window opens, and the next follows it). Each alternative measured through nginx's
+/// streaming configuration (1 GiB, against `curl -F --http2`) was slower: 80 KiB queued per
+/// stream 0.66–0.74×, 64 KiB read at once and sent as four frames 0.83–0.94×, 8 KiB frames
+/// 0.73–0.80×, 32 KiB frames 0.75× (though 1.5–1.6× where nginx grants a 1 MiB window), and a
+/// frame's header and payload in one TLS record 0.76–0.78×; this way 1.04–1.24×.
 ///
 /// A final answer that comes before the body is all sent ends the body (RFC 9113 §8.1).
 /// Every method runs on the event loop.
 final class HTTP2UploadStream: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame.FramePayload
-    typealias OutboundOut = HTTP2Frame.FramePayload
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// The upload's stream: the connection's first.
+    static let streamID = HTTP2StreamID(1)
 
     /// What the server answered.
     struct Answer: Sendable {
@@ -65,6 +69,8 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     /// What was read of the body and is not yet written as frames, and the size of that read.
     private var unsent = ByteBuffer()
     private var readBytes = 0
+    /// Whether a DATA frame is written and not yet on the socket.
+    private var frameInFlight = false
 
     init(head: HPACKHeaders, body: PlanByteBuffers.IteratorState, progress: ProgressReporter, maxResponseBytes: Int, answer: EventLoopPromise<Answer>) {
         self.head = head
@@ -94,6 +100,17 @@ final class HTTP2UploadStream: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         fail(error, context: context)
+        context.fireErrorCaught(error)
+    }
+
+    /// A stream closed before its answer ended: reset by the server (its error code), or
+    /// above the last stream a GOAWAY said the server would process (CANCEL, as NIOHTTP2
+    /// closes those) — the error a stream channel would end with.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent, closed.streamID == Self.streamID, !finished {
+            fail(NIOHTTP2Errors.streamClosed(streamID: Self.streamID, errorCode: closed.reason ?? .cancel), context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -103,26 +120,35 @@ final class HTTP2UploadStream: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !finished else { return }
-        switch unwrapInboundIn(data) {
-        case .headers(let frame):
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers) where frame.streamID == Self.streamID:
             if status == nil {
-                guard let value = frame.headers.first(name: ":status"), let code = Int(value), (100...999).contains(code) else {
+                guard let value = headers.headers.first(name: ":status"), let code = Int(value), (100...999).contains(code) else {
                     return fail(NIOHTTP2Errors.missingPseudoHeader(":status"), context: context)
                 }
                 // An interim answer (100 Continue, 103 Early Hints): the final one follows.
                 if code < 200 { return }
                 status = code
-                fields = HTTPFields(frame.headers)
+                fields = HTTPFields(headers.headers)
             }
-            if frame.endStream { end(.success(Answer(status: status ?? 0, fields: fields, body: received))) }
-        case .data(let frame):
-            if case .byteBuffer(var bytes) = frame.data {
+            if headers.endStream { end(.success(Answer(status: status ?? 0, fields: fields, body: received))) }
+        case .data(let data) where frame.streamID == Self.streamID:
+            // What it counts against the flow-control windows: its data and padding.
+            let increment = data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
+            if case .byteBuffer(var bytes) = data.data {
                 guard received.readableBytes + bytes.readableBytes <= maxResponseBytes else {
                     return fail(UploadError.responseTooLarge(limit: maxResponseBytes), context: context)
                 }
                 received.writeBuffer(&bytes)
             }
-            if frame.endStream { end(.success(Answer(status: status ?? 0, fields: fields, body: received))) }
+            if data.endStream {
+                end(.success(Answer(status: status ?? 0, fields: fields, body: received)))
+            } else if increment > 0 {
+                // What a stream channel would do: the windows reopened by what was read.
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: Self.streamID, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+            }
         default:
             break
         }
@@ -132,14 +158,14 @@ final class HTTP2UploadStream: ChannelInboundHandler {
         guard !started else { return }
         started = true
         progress.restart()
-        context.write(wrapOutboundOut(.headers(.init(headers: head))), promise: nil)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: Self.streamID, payload: .headers(.init(headers: head)))), promise: nil)
         pump(context: context)
         context.flush()
     }
 
     /// Writes frames while the stream takes them; the last carries END_STREAM.
     private func pump(context: ChannelHandlerContext) {
-        while !sentEnd, !finished, !body.isReadingOffLoop, context.channel.isWritable {
+        while !sentEnd, !finished, !frameInFlight, !body.isReadingOffLoop, context.channel.isWritable {
             if unsent.readableBytes > 0 {
                 writeFrame(context: context)
                 continue
@@ -154,26 +180,32 @@ final class HTTP2UploadStream: ChannelInboundHandler {
                 take(buffer)
             } else if body.isFinished {
                 sentEnd = true
-                context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true))), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: Self.streamID, payload: .data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)))), promise: nil)
             } else {
                 return readOffLoop(context: context)
             }
         }
     }
 
-    /// Writes the next frame of ``unsent``, END_STREAM set when it is the body's last. The
-    /// last frame of a read carries the promise that counts the read's bytes as sent.
+    /// Writes the next frame of ``unsent``, END_STREAM set when it is the body's last; pumping
+    /// goes on once it is on the socket. The last frame of a read counts the read's bytes as sent.
     private func writeFrame(context: ChannelHandlerContext) {
         let frame = unsent.readSlice(length: min(Self.frameSize, unsent.readableBytes))!
         let lastOfRead = unsent.readableBytes == 0
         sentEnd = lastOfRead && body.isFinished
-        var written: EventLoopPromise<Void>?
-        if lastOfRead {
-            let count = readBytes, progress = self.progress
-            written = context.eventLoop.makePromise(of: Void.self)
-            written?.futureResult.whenSuccess { progress.add(count) }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        let count = lastOfRead ? readBytes : 0, progress = self.progress
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        frameInFlight = true
+        written.futureResult.whenComplete { result in
+            let (stream, context) = bound.value
+            stream.frameInFlight = false
+            guard case .success = result else { return }
+            if count > 0 { progress.add(count) }
+            stream.pump(context: context)
         }
-        context.writeAndFlush(wrapOutboundOut(.data(.init(data: .byteBuffer(frame), endStream: sentEnd))), promise: written)
+        let data = HTTP2Frame(streamID: Self.streamID, payload: .data(.init(data: .byteBuffer(frame), endStream: sentEnd)))
+        context.writeAndFlush(wrapOutboundOut(data), promise: written)
     }
 
     /// Takes a read of the body to send.
