@@ -1,11 +1,11 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// Last on a connection of ``HTTP2UploadPath``, behind the HTTP/2 handler: keeps the first
+/// Last on a connection of ``HTTP2UploadPath``, behind the upload's ``HTTP2UploadStream``
+/// (which ends the upload with an error that reaches it, and passes it on): keeps the first
 /// error that reaches the end of the pipeline (an HTTP/2 connection error, after which
-/// NIOHTTP2 has sent GOAWAY but leaves the connection open; a TLS or socket error) and closes
-/// the connection, so that the upload's stream ends at once with that error instead of
-/// waiting for its deadline.
+/// NIOHTTP2 has sent GOAWAY but leaves the connection open; a TLS or socket error), which
+/// names what a later "I/O on closed channel" stands for, and closes the connection.
 final class ConnectionFailureCloser: ChannelInboundHandler {
     typealias InboundIn = NIOAny
 

@@ -5,7 +5,7 @@ import NIOTLS
 /// whether the server chose HTTP/2 by ALPN and, if it did, runs `speakHTTP2` right away, in
 /// the same event, so that the HTTP/2 handler reads the first bytes the server sends after
 /// the handshake. Fails `negotiated` with what ended the connection before (later errors
-/// reach ``ConnectionFailureCloser``, at the end of the pipeline).
+/// reach ``HTTP2UploadStream`` and ``ConnectionFailureCloser``, at the end of the pipeline).
 final class HTTP2Negotiation: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 

@@ -183,8 +183,11 @@ final class HTTP2UploadPath: Sendable {
                         try pipeline.addHandler(FrameFlushHandler(threshold: HTTP2UploadStream.frameSize))
                         // No server push: nothing here would read a pushed stream.
                         try pipeline.addHandler(NIOHTTP2Handler(mode: .client, initialSettings: nioDefaultSettings + [HTTP2Setting(parameter: .enablePush, value: 0)]))
-                        try pipeline.addHandler(HTTP2UploadStream(head: head, body: stream.state, progress: progress, maxResponseBytes: maxResponseBytes, answer: answer))
-                        try pipeline.addHandler(ConnectionFailureCloser(connectionError: connectionError))
+                        // The closer first: the upload's handler starts writing as it is added.
+                        let closer = ConnectionFailureCloser(connectionError: connectionError)
+                        try pipeline.addHandler(closer)
+                        try pipeline.addHandler(HTTP2UploadStream(head: head, body: stream.state, progress: progress, maxResponseBytes: maxResponseBytes, answer: answer),
+                                                position: .before(closer))
                     })
                 }
             }

@@ -18,11 +18,12 @@ import NIOHTTP2
 ///
 /// One frame in flight at a time: the pacing that lets a streaming proxy pass each frame on
 /// while the next is encrypted (a frame the stream's window holds back is written once the
-/// window opens, and the next follows it). Each alternative measured through nginx's
-/// streaming configuration (1 GiB, against `curl -F --http2`) was slower: 80 KiB queued per
-/// stream 0.66–0.74×, 64 KiB read at once and sent as four frames 0.83–0.94×, 8 KiB frames
+/// window opens, and the next follows it). With a stream channel giving the same pacing,
+/// each alternative measured through nginx's streaming configuration (1 GiB, against
+/// `curl -F --http2`) was slower: 80 KiB queued per stream 0.66–0.74×, 8 KiB frames
 /// 0.73–0.80×, 32 KiB frames 0.75× (though 1.5–1.6× where nginx grants a 1 MiB window), and a
-/// frame's header and payload in one TLS record 0.76–0.78×; this way 1.04–1.24×.
+/// frame's header and payload in one TLS record 0.76–0.78×, against 1.04–1.24×; without the
+/// stream channel, 1.16–1.39× at 0.70–0.87× curl's CPU (`Benchmarks/README.md`).
 ///
 /// A final answer that comes before the body is all sent ends the body (RFC 9113 §8.1).
 /// Every method runs on the event loop.
@@ -71,6 +72,9 @@ final class HTTP2UploadStream: ChannelInboundHandler {
     private var readBytes = 0
     /// Whether a DATA frame is written and not yet on the socket.
     private var frameInFlight = false
+    /// The bytes of a read that count as sent once the frame in flight is on the socket: its
+    /// size when that frame is the read's last, else 0.
+    private var unacknowledged = 0
 
     init(head: HPACKHeaders, body: PlanByteBuffers.IteratorState, progress: ProgressReporter, maxResponseBytes: Int, answer: EventLoopPromise<Answer>) {
         self.head = head
@@ -103,12 +107,13 @@ final class HTTP2UploadStream: ChannelInboundHandler {
         context.fireErrorCaught(error)
     }
 
-    /// A stream closed before its answer ended: reset by the server (its error code), or
-    /// above the last stream a GOAWAY said the server would process (CANCEL, as NIOHTTP2
-    /// closes those) — the error a stream channel would end with.
+    /// A stream closed before its answer ended: reset (by the server, or by NIOHTTP2 for a
+    /// malformed answer: its error code), or above the last stream a GOAWAY said the server
+    /// would process (CANCEL, as NIOHTTP2 closes those) — the error a stream channel ended
+    /// with. A stream closed cleanly has ended its answer first.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent, closed.streamID == Self.streamID, !finished {
-            fail(NIOHTTP2Errors.streamClosed(streamID: Self.streamID, errorCode: closed.reason ?? .cancel), context: context)
+        if let closed = event as? StreamClosedEvent, closed.streamID == Self.streamID, let reason = closed.reason, !finished {
+            fail(NIOHTTP2Errors.streamClosed(streamID: Self.streamID, errorCode: reason), context: context)
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -145,9 +150,10 @@ final class HTTP2UploadStream: ChannelInboundHandler {
             if data.endStream {
                 end(.success(Answer(status: status ?? 0, fields: fields, body: received)))
             } else if increment > 0 {
-                // What a stream channel would do: the windows reopened by what was read.
+                // What a stream channel would do: the windows reopened by what was read (sent
+                // when NIOHTTP2 flushes at the end of the read).
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
-                context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: Self.streamID, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: Self.streamID, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
             }
         default:
             break
@@ -194,15 +200,19 @@ final class HTTP2UploadStream: ChannelInboundHandler {
         let lastOfRead = unsent.readableBytes == 0
         sentEnd = lastOfRead && body.isFinished
         let written = context.eventLoop.makePromise(of: Void.self)
-        let count = lastOfRead ? readBytes : 0, progress = self.progress
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         frameInFlight = true
-        written.futureResult.whenComplete { result in
-            let (stream, context) = bound.value
-            stream.frameInFlight = false
-            guard case .success = result else { return }
-            if count > 0 { progress.add(count) }
-            stream.pump(context: context)
+        unacknowledged = lastOfRead ? readBytes : 0
+        written.futureResult.assumeIsolated().whenComplete { [self] result in
+            frameInFlight = false
+            switch result {
+            case .success:
+                if unacknowledged > 0 { progress.add(unacknowledged) }
+                pump(context: context)
+            case .failure(let error):
+                // A write that fails without the stream closing or the connection failing
+                // (else the upload has ended already) ends the upload.
+                fail(error, context: context)
+            }
         }
         let data = HTTP2Frame(streamID: Self.streamID, payload: .data(.init(data: .byteBuffer(frame), endStream: sentEnd)))
         context.writeAndFlush(wrapOutboundOut(data), promise: written)
