@@ -160,12 +160,7 @@ final class ChildProcess: @unchecked Sendable {
     /// Waits until something accepts connections on 127.0.0.1:`port` while the child runs:
     /// true then; false once the child has ended, or after `seconds`.
     func waitUntilListening(port: Int, seconds: Int = 10) async throws -> Bool {
-        for _ in 0..<(seconds * 40) {
-            if try RawSocket.connects(port: port) { return true }
-            if !isRunning { return false }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        return false
+        try await RawSocket.waitForListener(port: port, attempts: seconds * 40, while: { isRunning })
     }
 
     /// Feeds the input, collects the captured output and waits for the child to end; past

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import FormPost
 import Multipart
+import Synchronization
 import Testing
 
 /// A client sends a 1 GiB form to a handler that reads its parts slowly
@@ -71,13 +72,17 @@ struct SlowReaderMemoryTests {
     }
 
     /// Sends a form of a text field and a file part of `bytes` (``chunk(_:)`` after
-    /// ``chunk(_:)``, made as they are sent) and checks the handler's account of it against
-    /// what was sent.
+    /// ``chunk(_:)``, made and hashed as they are sent) and checks the handler's account of
+    /// it against what was sent.
     private func send(bytes: Int, to url: URL, with client: FormPostClient) async throws -> SlowPartsReader.Account {
         let mebibyte = 1 << 20, chunks = (bytes + mebibyte - 1) / mebibyte
-        let piece: @Sendable (Int) -> [UInt8] = { Array(Self.chunk($0).prefix(min(mebibyte, bytes - $0 * mebibyte))) }
-        var expected = SHA256()
-        for index in 0..<chunks { expected.update(data: piece(index)) }
+        let sent = Mutex(SHA256())
+        let piece: @Sendable (Int) -> [UInt8] = { index in
+            var chunk = Self.chunk(index)
+            chunk.removeSubrange(min(mebibyte, bytes - index * mebibyte)...)
+            sent.withLock { $0.update(data: chunk) }
+            return chunk
+        }
         var form = MultipartForm()
         form.append(name: "note", value: "slow")
         form.append(name: "big", length: Int64(bytes), filename: "big.bin") { Pieces(count: chunks, make: piece) }
@@ -86,7 +91,7 @@ struct SlowReaderMemoryTests {
         let account = try JSONDecoder().decode(SlowPartsReader.Account.self, from: Data(response.body))
         #expect(account.parts.map(\.name) == ["note", "big"])
         #expect(account.parts.map(\.size) == [4, bytes])
-        #expect(account.parts.last?.sha256 == hexString(expected.finalize()))
+        #expect(account.parts.last?.sha256 == hexString(sent.withLock { $0.finalize() }))
         return account
     }
 }

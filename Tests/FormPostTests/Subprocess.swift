@@ -68,10 +68,18 @@ enum RawSocket {
     /// (one connection a probe: a server with a short listen backlog is not flooded), for
     /// at most `attempts` probes.
     static func waitForListener(port: Int, attempts: Int = 400) async throws {
+        _ = try await waitForListener(port: port, attempts: attempts, while: { true })
+    }
+
+    /// ``waitForListener(port:attempts:)`` that stops early once `going` is false (the
+    /// server's process ended); true once a connection was accepted.
+    static func waitForListener(port: Int, attempts: Int, while going: () -> Bool) async throws -> Bool {
         for _ in 0..<attempts {
-            if try connects(port: port) { return }
+            if try connects(port: port) { return true }
+            if !going() { return false }
             try await Task.sleep(for: .milliseconds(25))
         }
+        return false
     }
 
     /// ``waitForListener(port:attempts:)`` for code that cannot suspend: it blocks its thread.
