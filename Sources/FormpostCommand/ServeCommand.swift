@@ -48,11 +48,11 @@ struct ServeCommand: AsyncParsableCommand {
             help: "The most connections open at once from one client address (IPv6: per /56); a further one is closed unread. A --trusted-proxy's connections are not counted.")
     var maxConnectionsPerAddress = 32
     @Option(name: .customLong("trusted-proxy"),
-            help: "A reverse proxy or load balancer in front of the server, as a CIDR range or an address (repeatable): requests from it count, and are logged, under the client address it forwards (Forwarded, else X-Forwarded-For; the rightmost address that is not a trusted proxy), and its connections are exempt from --max-connections-per-address.")
+            help: "A reverse proxy or load balancer in front of the server, as a CIDR range or an address (repeatable): requests from it count, and are logged, under the client address it forwards in --forwarded-header (the rightmost address that is not a trusted proxy; a malformed entry ends the walk at the good hop right of it), and its connections are exempt from --max-connections-per-address.")
     var trustedProxy: [String] = []
     @Option(name: .customLong("forwarded-header"),
-            help: "The field a --trusted-proxy's client is read from: either (Forwarded when present, else X-Forwarded-For; the default), forwarded, or x-forwarded-for. Name the one your proxy writes: behind a proxy that appends to X-Forwarded-For only, a Forwarded its client sent would otherwise be read.")
-    var forwardedHeader = ForwardedField.either.rawValue
+            help: "The field a --trusted-proxy's client is read from, the one your proxy writes: x-forwarded-for (the default: nginx, HAProxy and most load balancers) or forwarded (RFC 7239). The other field is never read: a client could write it itself.")
+    var forwardedHeader = ForwardedField.xForwardedFor.rawValue
     @Option(name: .customLong("tus-path"), help: "Where resumable uploads (tus 1.0) are created; each lives under it.")
     var tusPath = "/files"
     @Option(name: [.customLong("resumable-expiry"), .customLong("tus-expiry")], help: "Seconds a resumable upload (tus or IETF draft) is kept after it began, complete or not.")
@@ -190,7 +190,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw fail(UsageError("--trusted-proxy: \(error)"))
         }
         guard let field = ForwardedField(rawValue: forwardedHeader) else {
-            throw fail(UsageError("--forwarded-header \(forwardedHeader): expected either, forwarded or x-forwarded-for"))
+            throw fail(UsageError("--forwarded-header \(forwardedHeader): expected x-forwarded-for or forwarded, the field your proxy writes"))
         }
         trustedProxies.field = field
         guard let bytesPerClient = ByteSize.parse(maxBytesInProgressPerClient), bytesPerClient > 0 else {

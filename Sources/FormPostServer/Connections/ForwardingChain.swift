@@ -2,45 +2,61 @@ import HTTPTypes
 
 /// The hops a request went through, as the proxies in front of a server wrote them in its
 /// header fields, the client first and the server's peer's own peer last: from `Forwarded`
-/// (RFC 7239, its elements' `for=`), or when there is none from `X-Forwarded-For`. Several
-/// field lines of one name are one list, in order.
+/// (RFC 7239, its elements' `for=`) or from `X-Forwarded-For`, whichever the server reads.
+/// Several field lines of one name are one list, in order. Each entry is read on its own:
+/// a malformed one is nil in the chain, so that the walk from the right can stop there and
+/// keep what the hops right of it said.
 enum ForwardingChain {
-    /// The hops of `fields`, from the field(s) `read` names: nil when none of them is
-    /// present, or when the one used is malformed (then nothing of it can be relied upon).
-    static func hops(in fields: HTTPFields, reading read: ForwardedField = .either) -> [ForwardedNode]? {
-        let forwarded = read == .xForwardedFor ? [] : fields[values: .forwarded]
-        if !forwarded.isEmpty { return parseForwarded(forwarded.joined(separator: ",")) }
-        let forwardedFor = read == .forwarded ? [] : fields[values: .xForwardedFor]
-        if !forwardedFor.isEmpty { return parseForwardedFor(forwardedFor.joined(separator: ",")) }
-        return nil
+    /// The hops of `fields`, from the field `read` names (nil for a malformed entry); nil
+    /// when the field is absent.
+    static func hops(in fields: HTTPFields, reading read: ForwardedField = .xForwardedFor) -> [ForwardedNode?]? {
+        switch read {
+        case .forwarded:
+            let values = fields[values: .forwarded]
+            return values.isEmpty ? nil : elements(of: values.joined(separator: ",")).map(parseElement)
+        case .xForwardedFor:
+            let values = fields[values: .xForwardedFor]
+            return values.isEmpty ? nil : parseForwardedFor(values.joined(separator: ","))
+        }
     }
 
-    /// The `X-Forwarded-For` list `value`: addresses separated by commas; nil when one is
-    /// malformed or empty.
-    static func parseForwardedFor(_ value: String) -> [ForwardedNode]? {
-        var nodes: [ForwardedNode] = []
-        for entry in value.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let node = ForwardedNode(entry.trimmingOptionalWhitespace) else { return nil }
-            nodes.append(node)
-        }
-        return nodes
+    /// The `X-Forwarded-For` list `value`: addresses separated by commas, each nil when it
+    /// is malformed or empty.
+    static func parseForwardedFor(_ value: String) -> [ForwardedNode?] {
+        value.split(separator: ",", omittingEmptySubsequences: false).map { ForwardedNode($0.trimmingOptionalWhitespace) }
     }
 
-    /// The `Forwarded` value `value` (RFC 7239 §4): elements separated by commas, each
-    /// `name=value` pairs separated by semicolons, a value a token or a quoted string. An
-    /// element's node is its `for=`, or ``ForwardedNode/unnamed`` without one; nil when the
-    /// value breaks the grammar or a `for=` is not a node.
-    static func parseForwarded(_ value: String) -> [ForwardedNode]? {
-        var nodes: [ForwardedNode] = []
-        var element: ForwardedNode?, pairs = 0
-        var characters = Substring(value)[...]
-        func endElement() -> Bool {
-            guard pairs > 0 else { return false }
-            nodes.append(element ?? .unnamed)
-            element = nil
-            pairs = 0
-            return true
+    /// The elements of the `Forwarded` value `value`: split at the commas that are not in a
+    /// quoted string. An unclosed quoted string runs to the end of the value.
+    static func elements(of value: String) -> [Substring] {
+        var elements: [Substring] = []
+        var start = value.startIndex, index = value.startIndex
+        var quoted = false, escaped = false
+        while index < value.endIndex {
+            let character = value[index]
+            if escaped {
+                escaped = false
+            } else if quoted, character == "\\" {
+                escaped = true
+            } else if character == "\"" {
+                quoted.toggle()
+            } else if !quoted, character == "," {
+                elements.append(value[start..<index])
+                start = value.index(after: index)
+            }
+            index = value.index(after: index)
         }
+        elements.append(value[start...])
+        return elements
+    }
+
+    /// One element of `Forwarded` (RFC 7239 §4): `name=value` pairs separated by
+    /// semicolons, a value a token or a quoted string. Its node is its `for=`, or
+    /// ``ForwardedNode/unnamed`` without one; nil when the element breaks the grammar or a
+    /// `for=` is not a node.
+    static func parseElement(_ element: Substring) -> ForwardedNode? {
+        var node: ForwardedNode?, pairs = 0
+        var characters = element
         while true {
             characters = characters.drop { $0 == " " || $0 == "\t" }
             guard let nameEnd = characters.firstIndex(of: "=") else { return nil }
@@ -75,17 +91,14 @@ enum ForwardingChain {
             }
             pairs += 1
             if name.lowercased() == "for" {
-                guard element == nil, let node = ForwardedNode(pairValue, bracketedIPv6: true) else { return nil }
-                element = node
+                guard node == nil, let named = ForwardedNode(pairValue, bracketedIPv6: true) else { return nil }
+                node = named
             }
             characters = characters.drop { $0 == " " || $0 == "\t" }
             switch characters.first {
             case nil:
-                return endElement() ? nodes : nil
+                return node ?? .unnamed
             case ";":
-                characters = characters.dropFirst()
-            case ",":
-                guard endElement() else { return nil }
                 characters = characters.dropFirst()
             default:
                 return nil

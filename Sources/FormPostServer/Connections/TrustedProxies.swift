@@ -7,8 +7,8 @@ import NIOCore
 /// connection's peer is in one of these ranges, the client address the receivers count
 /// (``ReceiverConfiguration/maxUploadsInProgressPerClient``,
 /// ``ReceiverConfiguration/maxBytesInProgressPerClient``) and log is the one the proxies
-/// forwarded: from `Forwarded` (RFC 7239, its `for=`), or when there is none from
-/// `X-Forwarded-For` — or from the one of them ``field`` names. From any other peer these
+/// forwarded in the field ``field`` names: `X-Forwarded-For` unless set to `Forwarded`
+/// (RFC 7239, its `for=`). The other field is never read. From any other peer these
 /// fields are ignored.
 ///
 /// The chain is read from the right, the hop nearest the server first, skipping the
@@ -17,10 +17,11 @@ import NIOCore
 /// that trusted proxies appended are known true; the leftmost entry was written by
 /// whoever sent the request and can be anything — taking it would let a client choose
 /// the address its uploads count under, and so escape its limits. A chain whose every
-/// address is trusted gives its leftmost one. A node that names no address (`unknown`,
-/// an obfuscated identifier such as `_gazonk`, an element without `for=`) stops the walk:
-/// what lies left of it was written by a party no trusted proxy vouches for, so the request
-/// counts as its peer's, as it does when the field used is malformed.
+/// address is trusted gives its leftmost one. An entry that is malformed or names no
+/// address (`unknown`, an obfuscated identifier such as `_gazonk`, an element without
+/// `for=`) ends the walk at the last good hop, the one right of it: what lies left of it
+/// was written by a party no trusted proxy vouches for, and what lies right of it was
+/// written by trusted proxies. A malformed entry as the rightmost one leaves the peer.
 ///
 /// ```swift
 /// let proxies = try TrustedProxies(["10.0.0.0/8", "2001:db8::/32", "192.0.2.7"])
@@ -28,9 +29,9 @@ import NIOCore
 public struct TrustedProxies: Sendable, Equatable {
     /// The ranges, as given.
     let ranges: [AddressRange]
-    /// The field the client is read from: ``ForwardedField/either`` unless set. Name the one
-    /// your proxies write, so that a field a client sent itself is never read.
-    public var field = ForwardedField.either
+    /// The field the client is read from: ``ForwardedField/xForwardedFor`` unless set. Name
+    /// the one your proxies write, so that a field a client sent itself is never read.
+    public var field = ForwardedField.xForwardedFor
 
     /// No trusted proxies: every request's client is its connection's peer.
     public init() {
@@ -65,7 +66,7 @@ public struct TrustedProxies: Sendable, Equatable {
         guard let peer, contains(peer), let hops = ForwardingChain.hops(in: fields, reading: field) else { return peer }
         var client = peer
         for hop in hops.reversed() {
-            guard case .address(let address) = hop else { return peer }
+            guard case .address(let address)? = hop else { break }
             client = address
             if !contains(address) { break }
         }
