@@ -55,26 +55,3 @@ struct ClientGoneLogTests {
         #expect(errors.isEmpty, "errors logged: \(errors.map(\.message))")
     }
 }
-
-/// A log handler that keeps what it is given.
-private final class CapturedLog: LogHandler, @unchecked Sendable {
-    struct Entry: Sendable {
-        let level: Logger.Level
-        let message: String
-    }
-
-    private let stored = Mutex<[Entry]>([])
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    var entries: [Entry] { stored.withLock { $0 } }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        stored.withLock { $0.append(Entry(level: level, message: message.description)) }
-    }
-}

@@ -147,7 +147,7 @@ struct DurabilityTests {
         let id = UploadStore.randomName()
         #expect(FileManager.default.createFile(atPath: state + "/" + id + ".json", contents: Data("{\"created\":17".utf8)))
         #expect(FileManager.default.createFile(atPath: state + "/" + id + ".data", contents: Data("acknowledged bytes".utf8)))
-        let log = KeptLog()
+        let log = CapturedLog()
         let configuration = ReceiverConfiguration(directory: sample.path, idleUploadExpiry: .milliseconds(100))
         try await withUploadServer(directory: sample.path, configuration: configuration, resumableExpiry: .milliseconds(200),
                                    logger: Logger(label: "test") { _ in log }) { port in
@@ -197,28 +197,5 @@ struct DurabilityTests {
         #expect(message.contains("state directory \(sample.path)/.tus is in use by another process"), "\(message)")
         for path in upload { #expect(FileManager.default.fileExists(atPath: path), "\(path) was moved") }
         _ = first
-    }
-}
-
-/// A log handler that keeps what it is given.
-private final class KeptLog: LogHandler, Sendable {
-    private let stored = Mutex<[(level: Logger.Level, message: String)]>([])
-    var entries: [(level: Logger.Level, message: String)] { stored.withLock { $0 } }
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        stored.withLock { $0.append((level, message.description)) }
     }
 }

@@ -63,6 +63,26 @@ struct MetricsTests {
         try await offPool { server.stop() }
     }
 
+    @Test("requests are labelled by method from a fixed set: methods of other names (PROPFIND, MKCOL, LOCK) count as other, none makes a series of its own")
+    func methodsFromAFixedSet() async throws {
+        let directory = try SampleDirectory()
+        let (server, port) = try await serve(in: directory, ["--metrics"])
+        defer { server.stop() }
+        for method in ["PROPFIND", "MKCOL", "LOCK"] {
+            #expect(try await curlStatus(port, "/upload", ["-X", method]) == "405")
+        }
+        #expect(try await curlStatus(port, "/upload", ["-X", "DELETE"]) == "405")
+        let samples = try await scrape(port)
+        #expect(samples["formpost_requests_total{method=other,status=405}"] == 3, "\(samples)")
+        #expect(samples["formpost_request_duration_seconds_count{method=other}"] == 3, "\(samples)")
+        #expect(samples["formpost_requests_total{method=DELETE,status=405}"] == 1, "\(samples)")
+        let methods = Set(samples.keys.filter { $0.hasPrefix("formpost_request") }.compactMap { key in
+            key.split(separator: "{").last?.split(separator: ",").first { $0.hasPrefix("method=") }.map { String($0.dropFirst("method=".count)) }
+        }.map { $0.hasSuffix("}") ? String($0.dropLast()) : $0 })
+        #expect(methods.isSubset(of: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"]), "\(methods)")
+        try await offPool { server.stop() }
+    }
+
     /// `GET /metrics` of the server on `port`, parsed by prometheus_client: each sample's
     /// name and labels (`name{label=value,…}`, sorted) and its value.
     func scrape(_ port: Int) async throws -> [String: Double] {

@@ -1,4 +1,5 @@
 import HTTPTypes
+import Logging
 import NIOCore
 import Synchronization
 
@@ -7,8 +8,9 @@ import Synchronization
 /// - `GET /healthz` — liveness: `200 {"status":"ok"}` while the server answers at all.
 /// - `GET /readyz` — readiness: `200 {"status":"ok"}` when the storage directory is
 ///   writable (and object storage's bucket answers, when files go there) and the server is
-///   not stopping; otherwise
-///   `503 {"status":"unavailable","reason":"…"}` saying why.
+///   not stopping; otherwise `503 {"status":"unavailable"}`. Why is written to the log
+///   (at warning, once each time the reason changes), never to the client: the answer tells
+///   whoever asks nothing of the storage's path or the system's errors.
 ///
 /// Writable is found out for real: a probe file is created in the directory and removed
 /// again, on NIO's thread pool; the outcome is kept for `probeInterval` (a second by
@@ -21,6 +23,9 @@ public final class ServerHealth: Sendable {
     public let directory: String
     private let probe: DirectoryProbe
     private let stopping = Atomic<Bool>(false)
+    private let logger: Logger
+    /// The reason last logged for not being ready, nil while ready.
+    private let loggedProblem = Mutex<String?>(nil)
 
     /// The path of the liveness endpoint.
     public static let livenessPath = "/healthz"
@@ -30,9 +35,11 @@ public final class ServerHealth: Sendable {
     /// Health endpoints checking `directory` (normally the receiver's
     /// ``ReceiverConfiguration/directory``) and, with `objectStorage` (the receiver's
     /// ``ReceiverConfiguration/objectStorage``), that its bucket answers a `HEAD`; probed at
-    /// most once every `probeInterval`.
-    public init(directory: String, objectStorage: ObjectStorage? = nil, probeInterval: Duration = .seconds(1)) {
+    /// most once every `probeInterval`. Why the server is not ready goes to `logger`.
+    public init(directory: String, objectStorage: ObjectStorage? = nil, probeInterval: Duration = .seconds(1),
+                logger: Logger = Logger(label: "formpost.health")) {
         self.directory = directory
+        self.logger = logger
         probe = DirectoryProbe(directory: directory, objectStorage: objectStorage, maxAge: probeInterval)
     }
 
@@ -53,22 +60,32 @@ public final class ServerHealth: Sendable {
         case Self.livenessPath:
             return Self.answer(.ok, Status(status: "ok"), head: request.method == .head)
         case Self.readinessPath:
-            if isStopping {
-                return Self.answer(.serviceUnavailable, Status(status: "unavailable", reason: "the server is stopping"), head: request.method == .head)
-            }
-            if let problem = await probe.problem() {
-                return Self.answer(.serviceUnavailable, Status(status: "unavailable", reason: problem), head: request.method == .head)
-            }
-            return Self.answer(.ok, Status(status: "ok"), head: request.method == .head)
+            let problem = isStopping ? "the server is stopping" : await probe.problem()
+            note(problem)
+            return Self.answer(problem == nil ? .ok : .serviceUnavailable, Status(status: problem == nil ? "ok" : "unavailable"),
+                               head: request.method == .head)
         default:
             return nil
+        }
+    }
+
+    /// Logs `problem` when it is not the one logged last; nil is ready again.
+    private func note(_ problem: String?) {
+        let changed = loggedProblem.withLock { logged in
+            defer { logged = problem }
+            return logged != problem
+        }
+        guard changed else { return }
+        if let problem {
+            logger.warning("not ready: \(problem)")
+        } else {
+            logger.notice("ready again")
         }
     }
 
     /// What the endpoints answer as JSON.
     private struct Status: Encodable {
         let status: String
-        var reason: String?
     }
 
     private static func answer(_ status: HTTPResponse.Status, _ body: Status, head: Bool) -> ReceiverResponse {

@@ -1,10 +1,12 @@
 import CoreMetrics
+import HTTPTypes
 
 /// What the receivers count, through swift-metrics: nothing is recorded unless the
 /// application bootstraps a metrics backend (`formpost serve --metrics` bootstraps
 /// swift-prometheus). The names, with their labels:
 ///
-/// - `formpost_requests_total{method, status}` — requests answered;
+/// - `formpost_requests_total{method, status}` — requests answered; `method` one of
+///   `GET`, `HEAD`, `POST`, `PUT`, `PATCH`, `DELETE`, `OPTIONS`, else `other`;
 /// - `formpost_request_duration_seconds{method}` — how long each took to answer (a timer);
 /// - `formpost_received_bytes_total` — bytes of request bodies read;
 /// - `formpost_uploads_total{protocol, outcome}` — `protocol` `multipart`, `tus` or `ietf`;
@@ -47,10 +49,21 @@ enum ReceiverMetrics {
         Counter(label: "formpost_hook_calls_total", dimensions: [("event", event), ("outcome", outcome)]).increment()
     }
 
-    /// Counts a request answered with `status` after `duration`.
-    static func request(method: String, status: Int, duration: Duration) {
+    /// Counts a request of `method` answered with `status` after `duration`. The method is
+    /// labelled from a fixed set (``methodLabel(_:)``), so that a client sending methods of
+    /// its own cannot make a new series with each.
+    static func request(method: HTTPRequest.Method, status: Int, duration: Duration) {
+        let method = methodLabel(method)
         Counter(label: "formpost_requests_total", dimensions: [("method", method), ("status", String(status))]).increment()
         Timer(label: "formpost_request_duration_seconds", dimensions: [("method", method)]).record(duration: duration)
+    }
+
+    /// The methods labelled by name; every other is `other`.
+    static let labelledMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options]
+
+    /// The `method` label of `method`: its name when it is one of ``labelledMethods``, else `other`.
+    static func methodLabel(_ method: HTTPRequest.Method) -> String {
+        labelledMethods.contains(method) ? method.rawValue : "other"
     }
 
     /// Made on first use, from the backend bootstrapped by then (the labelled metrics above
