@@ -22,7 +22,7 @@ struct SignCommand: AsyncParsableCommand {
     var keyFile: String
     @Option(help: "The method the URL is for: POST for a form, a tus creation or a resumable upload (PUT for one of the IETF draft sent with PUT).")
     var method = "POST"
-    @Option(name: .customLong("expires-in"), help: "Seconds from now until the URL is refused.")
+    @Option(name: .customLong("expires-in"), help: "Seconds from now until the URL is refused: at most 604800 (7 days).")
     var expiresIn: Int64 = 3600
     @Option(name: .customLong("max-bytes"), help: "The most bytes the upload may hold: bytes or K/M/G.")
     var maxBytes: String?
@@ -30,7 +30,9 @@ struct SignCommand: AsyncParsableCommand {
     var url: String
 
     func run() async throws {
-        guard expiresIn > 0, expiresIn <= 315_360_000 else { throw fail(UsageError("--expires-in \(expiresIn): expected seconds between 1 and ten years")) }
+        guard expiresIn > 0, expiresIn <= UploadURLSigner.maxLifetime else {
+            throw fail(UsageError("--expires-in \(expiresIn): expected seconds between 1 and \(UploadURLSigner.maxLifetime) (7 days, the longest a signed URL lives)"))
+        }
         guard !method.isEmpty, method.utf8.allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") || $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") }) else {
             throw fail(UsageError("--method \(method): expected a method such as POST or PUT"))
         }

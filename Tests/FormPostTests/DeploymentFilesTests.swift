@@ -135,9 +135,12 @@ struct DeploymentFilesTests {
         #expect(formLine["file_bytes"] as? Int == 300_000 && formLine["duration"] is Double, "\(formLine)")
         #expect(formLine["level"] as? String == "info" && formLine["label"] as? String == "formpost.serve", "\(formLine)")
         let created = try #require(request("POST", "/files"), "\(log)")
-        #expect(created["status"] as? Int == 201 && created["client"] as? String == "127.0.0.3" && created["upload"] as? String == uploadID, "\(created)")
-        let appended = try #require(request("PATCH", location), "\(log)")
-        #expect(appended["status"] as? Int == 204 && appended["bytes"] as? Int == 10 && appended["upload"] as? String == uploadID, "\(appended)")
+        // An upload is named by the first 8 of its 32 hex digits: no line holds its whole ID.
+        let shortID = String(uploadID.prefix(8))
+        #expect(created["status"] as? Int == 201 && created["client"] as? String == "127.0.0.3" && created["upload"] as? String == shortID, "\(created)")
+        let appended = try #require(request("PATCH", "/files/" + shortID + "…"), "\(log)")
+        #expect(appended["status"] as? Int == 204 && appended["bytes"] as? Int == 10 && appended["upload"] as? String == shortID, "\(appended)")
+        #expect(uploadID.count == 32 && !log.contains(uploadID), "the log holds the upload's whole ID: \(log)")
         #expect(objects.contains { ($0["message"] as? String)?.hasPrefix("stopping: /readyz answers 503") == true }, "\(log)")
     }
 }

@@ -207,6 +207,23 @@ struct TusReceiverTests {
         }
     }
 
+    @Test("DELETE of a complete upload ends its resumable state and keeps the stored file, as the draft's does", arguments: ReceiverAdapter.allCases)
+    func deleteKeepsStoredFile(adapter: ReceiverAdapter) async throws {
+        let uploads = try SampleDirectory()
+        try await withUploadServer(on: adapter, directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
+            let url = try await create("http://127.0.0.1:\(port)", length: 10)
+            let appended = try await request("PATCH", url, body: Array("0123456789".utf8), headers: [HTTPField.Name("Upload-Offset")!: "0"])
+            #expect(appended.status == 204)
+            let stored = ((try? FileManager.default.contentsOfDirectory(atPath: uploads.path)) ?? []).filter { !$0.hasPrefix(".") }
+            #expect(stored.count == 1)
+            #expect(try await request("DELETE", url).status == 204)
+            #expect(try await request("HEAD", url).status == 404)
+            let after = ((try? FileManager.default.contentsOfDirectory(atPath: uploads.path)) ?? []).filter { !$0.hasPrefix(".") }
+            #expect(after == stored, "DELETE removed the stored file")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + (stored.first ?? ""))) == Data("0123456789".utf8))
+        }
+    }
+
     @Test("the protocol's refusals: 412 without Tus-Resumable, 413 over the size limit, 415, 404, 410 once expired, and DELETE", arguments: ReceiverAdapter.allCases)
     func refusals(adapter: ReceiverAdapter) async throws {
         let uploads = try SampleDirectory()

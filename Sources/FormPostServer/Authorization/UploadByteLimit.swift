@@ -9,8 +9,8 @@ import ResumableHTTP
 /// length (tus `Upload-Length`; the draft's `Upload-Length`, or `Upload-Complete: ?1` with
 /// `Content-Length`), which its receiver then holds the upload to.
 struct UploadByteLimit: Sendable {
-    /// Which requests begin an upload, and by which protocol.
-    let beginning: UploadBeginning
+    /// The protocol the request begins its upload by (its ``ReceiverRoute/creation(_:)``).
+    let beginning: UploadProtocol
 
     /// Nil when `request` may go on (its body then limited to `limit` bytes), else the
     /// answer that refuses it. `limitName` names the limit in the failure a body past it
@@ -20,7 +20,7 @@ struct UploadByteLimit: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int64.init), length > limit {
             return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request)
         }
-        switch beginning.uploadProtocol(of: request) {
+        switch beginning {
         case .tus:
             if let length = request.headers[.uploadLength].flatMap(Int64.init), length > limit {
                 return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request)
@@ -34,7 +34,7 @@ struct UploadByteLimit: Sendable {
                                              status: .lengthRequired, request: request)
             }
             return declared > limit ? EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request) : nil
-        case .multipart, nil:
+        case .multipart:
             request.body = ReceiverRequestBody(WatchedBody(base: request.body) { _, total in
                 guard total <= limit else { throw ReceiverFailure.limitExceeded(limitName, value: limit) }
             })

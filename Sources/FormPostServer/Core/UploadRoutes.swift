@@ -3,11 +3,13 @@ import HTTPTypes
 /// What an ``UploadServer`` answers, whichever HTTP server takes its requests: the health
 /// endpoints, the signature and authorization gates, the upload page, then tus, the IETF
 /// draft and multipart forms; with metrics, `GET /metrics` and the counts of every request.
+/// Each request's ``ReceiverRoute`` is decided once, by ``router``, and every gate and the
+/// dispatch to a receiver go by it.
 struct UploadRoutes: Sendable {
     let receiver: UploadReceiver
     let tus: TusReceiver?
     let resumable: ResumableUploadReceiver?
-    let servesPage: Bool
+    let router: ReceiverRouter
     let health: ServerHealth?
     let trustedProxies: TrustedProxies
     let signatureGate: SignatureGate?
@@ -19,41 +21,42 @@ struct UploadRoutes: Sendable {
         receiver = server.receiver
         tus = server.tus
         resumable = server.resumable
-        servesPage = server.uploadPage
+        router = ReceiverRouter(tusBasePath: server.tus?.basePath, resumableBasePath: server.resumable?.basePath, servesPage: server.uploadPage,
+                                servesHealth: server.health != nil, servesMetrics: server.metrics != nil)
         health = server.health
         trustedProxies = server.trustedProxies
-        let beginning = UploadBeginning(tusBasePath: server.tus?.basePath, resumableBasePath: server.resumable?.basePath)
-        signatureGate = server.uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew, beginning: beginning) }
-        authorizationGate = server.authorize.map { AuthorizationGate(beginning: beginning, authorize: $0, logger: server.receiver.logger) }
+        signatureGate = server.uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew) }
+        authorizationGate = server.authorize.map { AuthorizationGate(authorize: $0, logger: server.receiver.logger) }
         metrics = server.metrics
     }
 
     /// Answers `request`, whose ``ReceiverRequest/clientAddress`` is its connection's peer.
     func respond(to request: ReceiverRequest) async -> ReceiverResponse {
-        guard let metrics else { return await route(request) }
-        if request.path == MetricsEndpoint.path {
+        let route = router.route(of: request)
+        guard let metrics else { return await answer(request, route: route) }
+        if route == .metrics {
             tus?.reportInProgress()
             resumable?.reportInProgress()
+            if let answer = metrics.response(to: request) { return answer }
         }
-        if let answer = metrics.response(to: request) { return answer }
         let started = ContinuousClock.now
         var counted = request
         counted.body = ReceiverRequestBody(WatchedBody(base: request.body) { bytes, _ in ReceiverMetrics.received(bytes) })
-        let response = await route(counted)
-        ReceiverMetrics.request(method: request.method.rawValue, status: response.status.code, duration: ContinuousClock.now - started)
+        let response = await answer(counted, route: route)
+        ReceiverMetrics.request(method: request.method, status: response.status.code, duration: ContinuousClock.now - started)
         return response
     }
 
-    private func route(_ request: ReceiverRequest) async -> ReceiverResponse {
+    private func answer(_ request: ReceiverRequest, route: ReceiverRoute) async -> ReceiverResponse {
         var request = request
         if !trustedProxies.isEmpty { request.clientAddress = trustedProxies.client(of: request.headers, peer: request.clientAddress) }
-        if let health, let answer = await health.response(to: request) { return answer }
-        if let refusal = signatureGate?.check(&request) {
+        if route == .health, let health, let answer = await health.response(to: request) { return answer }
+        if let refusal = signatureGate?.check(&request, route: route) {
             RequestLogLine().log(request, answered: refusal, details: ["refused": "no valid signed URL"], to: receiver.logger)
             return refusal
         }
-        if let authorizationGate, let refusal = await authorizationGate.check(&request) { return refusal }
-        if servesPage, request.path == "/", request.method == .get || request.method == .head {
+        if let authorizationGate, let refusal = await authorizationGate.check(&request, route: route) { return refusal }
+        if route == .page {
             return UploadPage.response(head: request.method == .head, resumable: resumable?.takesForms == true)
         }
         if request.headers[.expect]?.lowercased() == "100-continue", [.post, .put, .patch].contains(request.method) {
@@ -61,8 +64,22 @@ struct UploadRoutes: Sendable {
             // past 1 MiB) gets it at once instead of after its own timeout.
             await request.connection?.sendInterim(.continue, fields: [:])
         }
-        if let tus, tus.handles(request.path) { return await tus.respond(to: request) }
-        if let resumable, resumable.handles(request) { return await resumable.respond(to: request) }
+        // A creation answers its upload's Location: with signed URLs, bound to the upload.
+        let bind = route.beginning == nil ? nil : signatureGate
+        switch route.resumableReceiver {
+        case .tus?:
+            guard let tus else { break }
+            guard let bind else { return await tus.respond(to: request) }
+            let binding = bind.bindingLocations(of: &request, lifetime: tus.expiry)
+            return binding(await tus.respond(to: request))
+        case .ietf?:
+            guard let resumable else { break }
+            guard let bind else { return await resumable.respond(to: request) }
+            let binding = bind.bindingLocations(of: &request, lifetime: resumable.expiry)
+            return binding(await resumable.respond(to: request))
+        case .multipart?, nil:
+            break
+        }
         return await receiver.respond(to: request)
     }
 }

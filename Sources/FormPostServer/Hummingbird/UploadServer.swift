@@ -58,7 +58,9 @@ public struct UploadServer: Sendable {
     /// The health endpoints (`/healthz`, `/readyz`), or nil for none.
     public let health: ServerHealth?
     /// The signer whose signed URLs every upload must come with, or nil to take uploads
-    /// without one.
+    /// without one. With it, a resumable upload's `Location` carries the upload's token
+    /// (``UploadURLSigner/uploadLocation(_:id:expires:)``), which every later request on the
+    /// upload must carry too.
     public let uploadSigner: UploadURLSigner?
     /// `GET /metrics`, or nil for none. With it, the server counts through swift-metrics
     /// (see ``MetricsEndpoint``): `formpost_requests_total{method,status}`,

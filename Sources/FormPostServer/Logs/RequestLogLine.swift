@@ -10,6 +10,11 @@ import NIOConcurrencyHelpers
 /// forwarded), `upload` (the resumable upload the request concerns, when one does) and
 /// what the receiver adds (a multipart form's `files`, `fields` and `file_bytes`).
 ///
+/// An upload's ID is the capability to go on with it where signed URLs are off: no log
+/// line holds a whole one. The path names an upload by the first 8 of its 32 hex digits
+/// and `…` (``ReceiverRequest/loggedPath``), as does `upload` (``shortID(_:)``); the
+/// query, where a signature or an upload's token is, is never logged.
+///
 /// Begin one when the request arrives, read the body through ``counting(_:)``, and
 /// ``log(_:answered:client:upload:details:to:)`` once the answer is known.
 struct RequestLogLine: Sendable {
@@ -33,7 +38,7 @@ struct RequestLogLine: Sendable {
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         var metadata: Logger.Metadata = [
             "method": "\(request.method.rawValue)",
-            "path": "\(request.path)",
+            "path": "\(request.loggedPath)",
             "status": .stringConvertible(response.status.code),
             "bytes": .stringConvertible(received.withLockedValue { $0 }),
             "duration": .stringConvertible(Double(milliseconds) / 1000),
@@ -41,19 +46,33 @@ struct RequestLogLine: Sendable {
         ]
         if let upload { metadata["upload"] = "\(upload)" }
         metadata.merge(details) { current, _ in current }
-        logger.info("\(request.method) \(request.path) \(response.status.code)", metadata: metadata)
+        logger.info("\(request.method) \(request.loggedPath) \(response.status.code)", metadata: metadata)
     }
 
-    /// The ID of the resumable upload under `basePath` that `request` concerns: the last
-    /// segment of its path when it names one, else that of the `Location` a creation
-    /// answered; nil when neither does.
+    /// The resumable upload under `basePath` that `request` concerns, by ``shortID(_:)``:
+    /// the one its path names, else the one of the `Location` a creation answered; nil
+    /// when neither names one.
     static func upload(of request: ReceiverRequest, answered response: ReceiverResponse, basePath: String) -> String? {
-        let prefix = basePath.hasSuffix("/") ? basePath : basePath + "/"
-        let path = request.path
-        if path.hasPrefix(prefix), !path.dropFirst(prefix.count).isEmpty {
-            return String(path.dropFirst(prefix.count).prefix { $0 != "/" })
-        }
+        if case .upload(let id) = UploadResourcePath(request.path, basePath: basePath) { return shortID(id) }
         guard let location = response.headers[.location], let last = location.split(separator: "/").last else { return nil }
-        return String(last.prefix { $0 != "?" })
+        let id = last.prefix { $0 != "?" }
+        return UploadStore.isValidID(id) ? shortID(String(id)) : nil
+    }
+
+    /// How a log names the upload `id`: its first 8 hex digits, enough to tell uploads
+    /// apart in a log and to find one's files, never the whole capability.
+    static func shortID(_ id: String) -> String {
+        String(id.prefix(8))
+    }
+}
+
+extension ReceiverRequest {
+    /// The path as logs write it: each segment that is an upload's ID cut to its
+    /// ``RequestLogLine/shortID(_:)`` and `…`.
+    var loggedPath: String {
+        guard path.utf8.count >= 32 else { return path }
+        return path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { UploadStore.isValidID($0) ? RequestLogLine.shortID(String($0)) + "…" : String($0) }
+            .joined(separator: "/")
     }
 }

@@ -69,9 +69,9 @@ public struct UploadReceiver: Sendable {
             response = Self.errorResponse(for: error, endsExchange: !bodyFinished && request.declaresBody)
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
-                logger.error("\(request.method) \(request.path): \(detail)")
+                logger.error("\(request.method) \(request.loggedPath): \(detail)")
             case let failure as ObjectStorageError:
-                logger.error("\(request.method) \(request.path): \(failure)")
+                logger.error("\(request.method) \(request.loggedPath): \(failure)")
             default:
                 break
             }

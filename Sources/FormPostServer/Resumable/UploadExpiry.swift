@@ -155,7 +155,7 @@ final class UploadExpiry: Sendable {
         let active = lastActive(id, created: entry.created, in: store)
         if retries?.contains(id) == true {
             store.census.record(id, look, active: active, at: Date().timeIntervalSince1970)
-            logger.warning("kept upload \(id): its every byte is acknowledged and its completion still fails; it is tried again at each sweep")
+            logger.warning("kept upload \(RequestLogLine.shortID(id)): its every byte is acknowledged and its completion still fails; it is tried again at each sweep")
             return
         }
         let isInProgress = if case .inProgress = look { true } else { false }
@@ -171,7 +171,7 @@ final class UploadExpiry: Sendable {
             return
         }
         Self.remove(id, from: store, locks: locks, digests: digests, progresses: progresses, held: true)
-        logger.notice("removed upload \(id), \(reason)")
+        logger.notice("removed upload \(RequestLogLine.shortID(id)), \(reason)")
         if isInProgress { ReceiverMetrics.upload(kind, .expired) }
     }
 

@@ -135,9 +135,13 @@ struct UploadStore: Sendable {
         id.utf8.count == 32 && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 
-    /// A new random name: 32 hexadecimal digits.
+    /// A new random name: 128 bits from the system's random source, as 32 lowercase
+    /// hexadecimal digits (a UUID would give 122).
     static func randomName() -> String {
-        String(UUID().uuidString.lowercased().filter { $0 != "-" })
+        var generator = SystemRandomNumberGenerator()
+        let bits = (generator.next() as UInt64, generator.next() as UInt64)
+        let high = String(bits.0, radix: 16), low = String(bits.1, radix: 16)
+        return String(repeating: "0", count: 16 - high.count) + high + String(repeating: "0", count: 16 - low.count) + low
     }
 
     func infoPath(_ id: String) -> String { stateDirectory + "/" + id + ".json" }
@@ -317,11 +321,9 @@ struct UploadStore: Sendable {
         census.completed(id)
     }
 
-    /// Removes `id`: its state and its data; and `storedFile`, a file it completed; and the
-    /// file a completion that stopped midway may have linked into the directory, which no
-    /// answer named.
-    func remove(_ id: String, storedFile: String? = nil) {
-        if let storedFile { unlink(directory + "/" + storedFile) }
+    /// Removes `id`: its state and its data, and the file a completion that stopped midway
+    /// may have linked into the directory, which no answer named. A file it completed stays.
+    func remove(_ id: String) {
         if let unfinished = load(id, as: UnfinishedCompletion.self), unfinished.file == nil, unfinished.answer == nil,
            let completing = unfinished.completing {
             unlink(directory + "/" + completing.storedAs)
@@ -443,7 +445,7 @@ struct UploadStore: Sendable {
     }
 }
 
-/// What ``UploadStore/remove(_:storedFile:)`` reads of an upload's state, tus's or the
+/// What ``UploadStore/remove(_:)`` reads of an upload's state, tus's or the
 /// draft's: a completion recorded, and whether it ended (a stored file, or an answer).
 private struct UnfinishedCompletion: Decodable {
     var completing: UploadCompletion?

@@ -10,6 +10,13 @@ public enum UploadSignatureRefusal: Error, Sendable, Equatable, CustomStringConv
     case mismatch
     /// The URL expired at `expires`, more than the clock skew allowed before `now` (Unix seconds).
     case expired(expires: Int64, now: Int64)
+    /// The URL expires at `expires`, further from `now` than ``UploadURLSigner/maxLifetime``.
+    case tooLong(expires: Int64, now: Int64)
+    /// A request on a resumable upload begun with a signed URL carries no
+    /// `X-FormPost-Upload-Signature`: only the URL its creation answered (`Location`) does.
+    case uploadTokenMissing
+    /// The upload's token is not this upload's under the key, or has expired.
+    case uploadTokenInvalid
 
     /// The refusal as a sentence a client can act on.
     public var description: String {
@@ -22,6 +29,12 @@ public enum UploadSignatureRefusal: Error, Sendable, Equatable, CustomStringConv
             "The signature does not match this method, path, expiry and limit: the URL was altered or signed for another request."
         case .expired(let expires, let now):
             "The signed URL expired \(now - expires) seconds ago (at Unix time \(expires))."
+        case .tooLong(let expires, let now):
+            "The signed URL expires \(expires - now) seconds from now: a signed URL lives at most \(UploadURLSigner.maxLifetime) seconds (7 days)."
+        case .uploadTokenMissing:
+            "This upload goes on only at the URL its creation answered (Location): the request has no \(UploadURLSigner.uploadSignatureParameter) query parameter."
+        case .uploadTokenInvalid:
+            "The upload's token does not hold: it was altered, belongs to another upload, or has expired."
         }
     }
 }

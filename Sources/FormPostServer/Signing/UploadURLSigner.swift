@@ -51,6 +51,10 @@ public struct UploadURLSigner: Sendable {
     /// How far past its expiry a URL is still taken, for clocks of the signing and the
     /// receiving server that differ a little: 60 seconds.
     public static let defaultClockSkew: Int64 = 60
+    /// The longest a signed URL lives: 7 days (604,800 seconds), as AWS's presigned URLs.
+    /// A URL whose expiry lies further ahead than that (and the clock skew) is refused, so
+    /// that a leaked URL is good for a week at most.
+    public static let maxLifetime: Int64 = 7 * 86_400
 
     /// A signer with `key`, raw bytes (at least ``minimumKeyLength`` of them, from a good
     /// random source: `head -c 32 /dev/urandom > key`).
@@ -88,7 +92,7 @@ public struct UploadURLSigner: Sendable {
     public func signedTarget(method: String, path target: String, expires: Int64, maxBytes: Int64? = nil) -> String {
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
         let message = Self.stringToSign(method: method, path: path, expires: expires, maxBytes: maxBytes)
-        let signature = Hexadecimal.string(HMACSHA256.authenticationCode(for: Array(message.utf8), key: key))
+        let signature = Hexadecimal.string(authenticationCode(for: message))
         var parameters = ["\(Self.expiresParameter)=\(expires)"]
         if let maxBytes { parameters.append("\(Self.maxBytesParameter)=\(maxBytes)") }
         parameters.append("\(Self.signatureParameter)=\(signature)")
@@ -102,16 +106,7 @@ public struct UploadURLSigner: Sendable {
     ///
     /// - Throws: ``UploadSignatureRefusal`` saying why not.
     public func verify(method: String, target: String, now: Int64, clockSkew: Int64 = defaultClockSkew) throws(UploadSignatureRefusal) -> SignedUploadGrant {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let path = String(parts[0])
-        var values: [String: Substring] = [:]
-        for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {
-            let nameAndValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(nameAndValue[0])
-            guard [Self.expiresParameter, Self.maxBytesParameter, Self.signatureParameter].contains(name) else { continue }
-            guard values[name] == nil else { throw .malformed("\(name) is given more than once") }
-            values[name] = nameAndValue.count > 1 ? nameAndValue[1] : ""
-        }
+        let (path, values) = try Self.parameters(of: target, named: [Self.expiresParameter, Self.maxBytesParameter, Self.signatureParameter])
         guard let signatureText = values[Self.signatureParameter] else { throw .missing }
         guard let signature = Self.bytes(hex: signatureText) else { throw .malformed("\(Self.signatureParameter) is not 64 hex digits") }
         guard let expiresText = values[Self.expiresParameter] else { throw .malformed("\(Self.expiresParameter) is missing") }
@@ -122,19 +117,48 @@ public struct UploadURLSigner: Sendable {
             maxBytes = value
         }
         let message = Self.stringToSign(method: method, path: path, expires: expires, maxBytes: maxBytes)
-        guard HMACSHA256.isValidAuthenticationCode(signature, for: Array(message.utf8), key: key) else { throw .mismatch }
+        guard isValid(signature, for: message) else { throw .mismatch }
         // Checked after the signature, so that a forged expiry is never reported as one.
         guard now <= expires || now - expires <= clockSkew else { throw .expired(expires: expires, now: now) }
+        guard expires - now <= Self.maxLifetime + clockSkew else { throw .tooLong(expires: expires, now: now) }
         return SignedUploadGrant(expires: expires, maxBytes: maxBytes)
     }
 
+    /// The path of `target` (up to its `?`), and the values of the query parameters of
+    /// `names` it has (others are ignored).
+    ///
+    /// - Throws: ``UploadSignatureRefusal/malformed(_:)`` for one of `names` given twice.
+    static func parameters(of target: String, named names: [String]) throws(UploadSignatureRefusal) -> (path: String, values: [String: Substring]) {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var values: [String: Substring] = [:]
+        for pair in (parts.count > 1 ? parts[1] : "").split(separator: "&") {
+            let nameAndValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(nameAndValue[0])
+            guard names.contains(name) else { continue }
+            guard values[name] == nil else { throw .malformed("\(name) is given more than once") }
+            values[name] = nameAndValue.count > 1 ? nameAndValue[1] : ""
+        }
+        return (String(parts[0]), values)
+    }
+
+    /// The HMAC-SHA256 code of `message` under the key.
+    func authenticationCode(for message: String) -> [UInt8] {
+        HMACSHA256.authenticationCode(for: Array(message.utf8), key: key)
+    }
+
+    /// Whether `code` is that of `message` under the key, compared in constant time.
+    func isValid(_ code: [UInt8], for message: String) -> Bool {
+        HMACSHA256.isValidAuthenticationCode(code, for: Array(message.utf8), key: key)
+    }
+
     /// A decimal count of at most 18 digits (so that it fits in 63 bits), nothing else.
-    private static func decimal(_ text: Substring) -> Int64? {
+    static func decimal(_ text: Substring) -> Int64? {
         guard !text.isEmpty, text.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
         return Int64(text)
     }
 
-    private static func bytes(hex text: Substring) -> [UInt8]? {
+    /// The 32 bytes that 64 hexadecimal digits spell, or nil.
+    static func bytes(hex text: Substring) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count == 64 else { return nil }
         var bytes: [UInt8] = []

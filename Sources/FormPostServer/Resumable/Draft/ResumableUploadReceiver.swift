@@ -151,8 +151,7 @@ public struct ResumableUploadReceiver: Sendable {
     /// request that asks for a resumable upload (`Upload-Complete`, or `Upload-Incomplete`
     /// of interop version 3).
     public func handles(_ request: ReceiverRequest) -> Bool {
-        let path = request.path
-        return path == basePath || path.hasPrefix(basePath + "/") || request.method == .options
+        UploadResourcePath(request.path, basePath: basePath) != .outside || request.method == .options
             || DraftInterop.asksForResumableUpload(request.headers)
     }
 
@@ -185,9 +184,9 @@ public struct ResumableUploadReceiver: Sendable {
             let (message, status) = UploadReceiver.errorAnswer(for: error)
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
-                logger.error("\(request.method) \(request.path): \(detail)")
+                logger.error("\(request.method) \(request.loggedPath): \(detail)")
             case let failure as ObjectStorageError:
-                logger.error("\(request.method) \(request.path): \(failure)")
+                logger.error("\(request.method) \(request.loggedPath): \(failure)")
             default:
                 if UploadReceiver.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
             }
@@ -200,22 +199,25 @@ public struct ResumableUploadReceiver: Sendable {
     }
 
     private func route(_ request: ReceiverRequest, connection: (any ReceiverConnection)?, client: String?, granted: [String: String]?, version: Int?) async throws -> ReceiverResponse {
-        let path = request.path
-        guard path == basePath || path.hasPrefix(basePath + "/") else {
+        let id: String
+        switch UploadResourcePath(request.path, basePath: basePath) {
+        case .outside:
             if request.method == .options, !DraftInterop.asksForResumableUpload(request.headers) {
                 return ReceiverResponse(status: .noContent, headers: [.allow: "POST, PUT, OPTIONS", .uploadLimit: limits(contentType: nil, info: nil).fieldValue(interopVersion: version)])
             }
             return try await create(request, connection: connection, client: client, granted: granted, version: version)
+        case .upload(let named):
+            id = named
+        case .collection, .unknown:
+            throw DraftFailure(.notFound, "no such upload")
         }
-        let id = path.dropFirst(basePath.count).drop { $0 == "/" }
-        guard UploadStore.isValidID(id) else { throw DraftFailure(.notFound, "no such upload") }
-        if let objects { return try await routeObject(request, id: String(id), connection: connection, version: version, in: objects) }
+        if let objects { return try await routeObject(request, id: id, connection: connection, version: version, in: objects) }
         switch request.method {
-        case .head, .get: return try await state(String(id), connection: connection, version: version, head: request.method == .head)
-        case .patch: return try await append(request, id: String(id), connection: connection, version: version)
-        case .delete: return try await cancel(String(id), connection: connection)
+        case .head, .get: return try await state(id, connection: connection, version: version, head: request.method == .head)
+        case .patch: return try await append(request, id: id, connection: connection, version: version)
+        case .delete: return try await cancel(id, connection: connection)
         case .options:
-            let info = try await described(String(id))
+            let info = try await described(id)
             return ReceiverResponse(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
                                                           .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)])
         default:
@@ -263,7 +265,7 @@ public struct ResumableUploadReceiver: Sendable {
         await announceResumption(at: location, info: info, connection: connection, version: version)
         let (outcome, received) = try await write(request.body, to: id, info: info, at: 0, version: version)
         if outcome.cut {
-            logger.notice("\(request.method) \(request.path) cut at \(outcome.offset) bytes; upload \(id) kept")
+            logger.notice("\(request.method) \(request.loggedPath) cut at \(outcome.offset) bytes; upload \(RequestLogLine.shortID(id)) kept")
             throw DraftFailure(.badRequest, "the request was cut short; its upload goes on at \(location)", complete: false)
         }
         if completes {
@@ -358,7 +360,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         let (outcome, received) = try await write(request.body, to: id, info: info, at: offset, version: version)
         if outcome.cut {
-            logger.notice("PATCH \(request.path) cut at \(outcome.offset) bytes")
+            logger.notice("PATCH \(request.loggedPath) cut at \(outcome.offset) bytes")
             throw DraftFailure(.badRequest, "the request was cut short", complete: false)
         }
         let location = basePath + "/" + id
@@ -436,7 +438,7 @@ public struct ResumableUploadReceiver: Sendable {
         if let failure = outcome.failure { throw failure }
         if let fault = outcome.formFault {
             let answered = try await forms.fault(fault, id: id, info: info)
-            logger.notice("upload \(id): the form is refused: \(fault)")
+            logger.notice("upload \(RequestLogLine.shortID(id)): the form is refused: \(fault)")
             throw DraftFailure(response: replay(answered.answer!, version: version), complete: nil)
         }
         if outcome.overflowed {
@@ -458,7 +460,7 @@ public struct ResumableUploadReceiver: Sendable {
                         location: String) async throws -> ReceiverResponse {
         guard offset == info.length else {
             if info.isForm, received == info.length, let refused = try await forms.refuseUnfinished(id, info: info, at: offset)?.answer {
-                logger.notice("upload \(id): the form ends before its closing delimiter")
+                logger.notice("upload \(RequestLogLine.shortID(id)): the form ends before its closing delimiter")
                 var response = replay(refused, version: version)
                 response.headers[.location] = location
                 throw DraftFailure(response: response, complete: nil)
@@ -475,7 +477,7 @@ public struct ResumableUploadReceiver: Sendable {
         }
         retries.remove(id)
         digests.remove(id)
-        logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
+        logger.info("upload \(RequestLogLine.shortID(id)) complete: \(offset) bytes, answered \(answer.status)")
         ReceiverMetrics.upload(.ietf, .completed)
         var response = replay(answer, version: version)
         response.headers[.location] = location
@@ -498,7 +500,7 @@ public struct ResumableUploadReceiver: Sendable {
             throw error
         }
         retries.remove(id)
-        logger.info("upload \(id) complete: \(offset) bytes, answered \(answer.status)")
+        logger.info("upload \(RequestLogLine.shortID(id)) complete: \(offset) bytes, answered \(answer.status)")
         ReceiverMetrics.upload(.ietf, .completed)
         var response = replay(answer, version: version)
         response.headers[.location] = location
@@ -540,12 +542,12 @@ public struct ResumableUploadReceiver: Sendable {
             defer { locks.release(id, token: token) }
             do {
                 if try completeAgain(id, in: store, lifetime: lifetime) {
-                    logger.info("upload \(id) complete, its completion taken up again")
+                    logger.info("upload \(RequestLogLine.shortID(id)) complete, its completion taken up again")
                     ReceiverMetrics.upload(.ietf, .completed)
                 }
                 retries.remove(id)
             } catch {
-                logger.error("upload \(id): completing it again failed, to be tried again: \(error)")
+                logger.error("upload \(RequestLogLine.shortID(id)): completing it again failed, to be tried again: \(error)")
             }
         }
     }

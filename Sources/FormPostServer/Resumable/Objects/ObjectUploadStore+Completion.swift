@@ -81,11 +81,11 @@ extension ObjectUploadStore {
             try await announce(done.info.finishedEvent(basePath: basePath), as: completion.event)
             _ = try await save(done, id: id, replacing: etag)
             await removeObject(completingKey(id))
-            logger.info("upload \(id) complete: \(state.key) \(state.offset) bytes")
+            logger.info("upload \(RequestLogLine.shortID(id)) complete: \(state.key) \(state.offset) bytes")
             ReceiverMetrics.upload(Info.uploadProtocol, .completed)
             return done
         } catch {
-            logger.error("upload \(id): storing it failed, to be tried again by its next request: \(error)")
+            logger.error("upload \(RequestLogLine.shortID(id)): storing it failed, to be tried again by its next request: \(error)")
             throw error
         }
     }

@@ -58,14 +58,14 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
             } catch ObjectUploadFailure.held {
                 continue
             } catch {
-                logger.error("upload \(id): finishing its completion failed, to be tried again: \(error)")
+                logger.error("upload \(RequestLogLine.shortID(id)): finishing its completion failed, to be tried again: \(error)")
             }
         }
         for id in found.idle {
             do {
                 _ = try await store.current(id, expiry: expiry)
             } catch ObjectUploadFailure.expired {
-                logger.info("upload \(id) expired: removed by the sweep")
+                logger.info("upload \(RequestLogLine.shortID(id)) expired: removed by the sweep")
             } catch {
                 continue
             }

@@ -145,9 +145,10 @@ public struct TusReceiver: Sendable {
         }
     }
 
-    /// Whether `path` is this receiver's (``basePath`` or an upload under it).
+    /// Whether `path` is this receiver's: ``basePath`` or any path under it (one that
+    /// names no upload is answered 404).
     public func handles(_ path: String) -> Bool {
-        path == basePath || path.hasPrefix(basePath + "/")
+        UploadResourcePath(path, basePath: basePath) != .outside
     }
 
     /// Sets `formpost_uploads_in_progress{protocol="tus"}` to the uploads kept
@@ -169,12 +170,12 @@ public struct TusReceiver: Sendable {
         } catch let failure as ObjectUploadFailure {
             response = Self.answer(failure.status, message: failure.message)
         } catch ReceiverFailure.insufficientStorage(let detail) {
-            logger.error("\(request.method) \(request.path): \(detail)")
+            logger.error("\(request.method) \(request.loggedPath): \(detail)")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
         } catch let failure as ObjectStorageError {
             // The store failing or busy (after the retries each request gets): the client
             // asks again later; a refusal (credentials, permissions) is the operator's to mend.
-            logger.error("\(request.method) \(request.path): \(failure)")
+            logger.error("\(request.method) \(request.loggedPath): \(failure)")
             response = failure.isTransient
                 ? Self.answer(.serviceUnavailable, message: "The object store is unavailable: try again later.")
                 : Self.answer(.internalServerError, message: "The upload could not be stored.")
@@ -202,13 +203,16 @@ public struct TusReceiver: Sendable {
             response.headers[.tusVersion] = Self.version
             return response
         }
-        let rest = request.path.dropFirst(basePath.count).drop { $0 == "/" }
-        if rest.isEmpty {
+        let id: String
+        switch UploadResourcePath(request.path, basePath: basePath) {
+        case .collection:
             guard method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
             return try await create(request, client: client, granted: granted)
+        case .upload(let named):
+            id = named
+        case .unknown, .outside:
+            throw TusFailure(.notFound, "no such upload")
         }
-        guard UploadStore.isValidID(rest) else { throw TusFailure(.notFound, "no such upload") }
-        let id = String(rest)
         if let objects {
             switch method {
             case .head: return try await headObject(id, in: objects)
@@ -297,7 +301,8 @@ public struct TusReceiver: Sendable {
         try await threadPool.runIfActive {
             // Recorded first: an end the application will not hear of is never answered.
             try store.announce(ended, as: nil, type: UploadEvent.postTerminate)
-            store.remove(id, storedFile: info.file?.storedAs)
+            // A stored file stays: the application was told of it (post-finish) and owns it.
+            store.remove(id)
         }
         digests.remove(id)
         return ReceiverResponse(status: .noContent)
@@ -371,7 +376,7 @@ public struct TusReceiver: Sendable {
         }
         // The bytes kept are synced: a HEAD while the upload is completed answers them all.
         synced()
-        if outcome.cut { logger.notice("PATCH \(request.path) cut at \(outcome.offset) bytes") }
+        if outcome.cut { logger.notice("PATCH \(request.loggedPath) cut at \(outcome.offset) bytes") }
         if let expected, let checksum, outcome.cut || outcome.overflowed || checksum.finalizeBase64() != expected.digest {
             // Nothing of an append whose checksum does not hold counts, nor of one cut short.
             try await undo()
@@ -403,7 +408,7 @@ public struct TusReceiver: Sendable {
             throw error
         }
         retries.remove(id)
-        logger.info("upload \(id) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
+        logger.info("upload \(RequestLogLine.shortID(id)) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
         ReceiverMetrics.upload(.tus, .completed)
     }
 
@@ -427,12 +432,12 @@ public struct TusReceiver: Sendable {
             defer { locks.release(id, token: token) }
             do {
                 if let done = try completeAgain(id, in: store, lifetime: lifetime, basePath: basePath) {
-                    logger.info("upload \(id) complete, its completion taken up again: \(done.file?.storedAs ?? "") \(done.length) bytes")
+                    logger.info("upload \(RequestLogLine.shortID(id)) complete, its completion taken up again: \(done.file?.storedAs ?? "") \(done.length) bytes")
                     ReceiverMetrics.upload(.tus, .completed)
                 }
                 retries.remove(id)
             } catch {
-                logger.error("upload \(id): completing it again failed, to be tried again: \(error)")
+                logger.error("upload \(RequestLogLine.shortID(id)): completing it again failed, to be tried again: \(error)")
             }
         }
     }

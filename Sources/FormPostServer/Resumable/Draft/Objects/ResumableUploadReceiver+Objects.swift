@@ -159,7 +159,7 @@ extension ResumableUploadReceiver {
                 throw error
             }
             if outcome.cut {
-                logger.notice("\(request.method) \(request.path) cut at \(reached) bytes; upload \(id) kept")
+                logger.notice("\(request.method) \(request.loggedPath) cut at \(reached) bytes; upload \(RequestLogLine.shortID(id)) kept")
                 throw DraftFailure(.badRequest, creating ? "the request was cut short; its upload goes on at \(location)" : "the request was cut short",
                                    complete: false)
             }

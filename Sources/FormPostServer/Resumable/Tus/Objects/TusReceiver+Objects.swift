@@ -71,7 +71,9 @@ extension TusReceiver {
         try await objects.holdingLease(id) { _ in
             let state = try await objects.current(id, expiry: expiry)
             try await objects.announce(state.info.event(basePath: basePath), as: nil, type: UploadEvent.postTerminate)
-            await objects.remove(id, state: state, storedObject: state.info.file != nil || state.info.completing != nil)
+            // A stored file stays (the application was told of it); one whose completion
+            // was begun and not finished was never told, and goes.
+            await objects.remove(id, state: state, storedObject: state.info.completing != nil && state.info.file == nil)
         }
         digests.remove(id)
         return ReceiverResponse(status: .noContent)
@@ -106,7 +108,7 @@ extension TusReceiver {
                 await append.abandon()
                 throw error
             }
-            if outcome.cut { logger.notice("PATCH \(request.path) cut at \(offset + outcome.received) bytes") }
+            if outcome.cut { logger.notice("PATCH \(request.loggedPath) cut at \(offset + outcome.received) bytes") }
             if let expected, outcome.cut || outcome.overflowed || checksum?.finalizeBase64() != expected.digest {
                 // Nothing of it counts: the parts it sent are named by no state, and sent again.
                 await append.abandon()

@@ -1,0 +1,21 @@
+import HTTPTypes
+
+/// A request's connection whose interim answers (the IETF draft's `104`) carry the
+/// upload's token in their `Location`, as its final answer does (``SignatureGate``).
+struct LocationBindingConnection: ReceiverConnection {
+    let base: any ReceiverConnection
+    /// The `Location` with the token.
+    let bind: @Sendable (String) -> String
+
+    var isMultiplexedStream: Bool { base.isMultiplexedStream }
+
+    func sendInterim(_ status: HTTPResponse.Status, fields: HTTPFields) async {
+        var bound = fields
+        if let location = fields[.location] { bound[.location] = bind(location) }
+        await base.sendInterim(status, fields: bound)
+    }
+
+    func end() {
+        base.end()
+    }
+}
