@@ -10,11 +10,13 @@ import Darwin
 /// that one test can be several clients as the server tells them apart. One connection per
 /// request (`Connection: close`); interim (1xx) answers are skipped.
 enum SourcedHTTP {
-    /// A final answer: its status, header fields (names lowercased) and body.
-    struct Answer {
+    /// A final answer: its status, header fields (names lowercased) and body, and the heads
+    /// of the interim answers before it, as they came.
+    struct Answer: Sendable {
         let status: Int
         let headers: [String: String]
         let body: [UInt8]
+        var interim: [String] = []
 
         /// The body as text.
         var text: String { String(decoding: body, as: UTF8.self) }
@@ -60,6 +62,7 @@ enum SourcedHTTP {
     private static func parse(_ bytes: ArraySlice<UInt8>) throws -> Answer {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
         var rest = bytes
+        var interim: [String] = []
         while true {
             guard let end = rest.indices.first(where: { rest[$0...].starts(with: separator) }) else {
                 throw Subprocess.Failure(description: "no complete answer: \(String(decoding: bytes, as: UTF8.self))")
@@ -67,13 +70,14 @@ enum SourcedHTTP {
             let lines = String(decoding: rest[rest.startIndex..<end], as: UTF8.self).components(separatedBy: "\r\n")
             let status = Int(lines[0].split(separator: " ").dropFirst().first ?? "") ?? 0
             rest = rest[(end + separator.count)...]
+            if (100..<200).contains(status) { interim.append(lines.joined(separator: "\r\n")) }
             guard (100..<200).contains(status) else {
                 var headers: [String: String] = [:]
                 for line in lines.dropFirst() {
                     guard let colon = line.firstIndex(of: ":") else { continue }
                     headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                 }
-                return Answer(status: status, headers: headers, body: Array(rest))
+                return Answer(status: status, headers: headers, body: Array(rest), interim: interim)
             }
         }
     }

@@ -56,39 +56,6 @@ struct UploadTokenTests {
         #expect(taken.status == 0, "\(taken.stderr)")
     }
 
-    /// The answer to a raw request: its status, head fields (names lowercased) and body.
-    struct Answer: Sendable {
-        let status: Int
-        let text: String
-
-        /// The last value of `name` in the final answer's head.
-        func field(_ name: String) -> String? {
-            let finalHead = text.components(separatedBy: "\r\n\r\n").dropLast().last ?? ""
-            return finalHead.split(separator: "\r\n").last { $0.lowercased().hasPrefix(name.lowercased() + ":") }
-                .map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
-        }
-    }
-
-    /// Sends `head` (and `body`) to `port` with `Connection: close`, and reads the whole answer.
-    static func exchange(_ port: Int, _ head: String, body: String = "") throws -> Answer {
-        guard let descriptor = try RawSocket.connect(port: port) else { throw Subprocess.Failure(description: "connect failed") }
-        defer { close(descriptor) }
-        let bytes = Array((head + "Host: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body).utf8)
-        _ = bytes.withUnsafeBytes { POSIX.send(descriptor, $0) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        let text = String(decoding: received, as: UTF8.self)
-        let statuses = text.split(separator: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }.compactMap { Int($0.split(separator: " ")[1]) }
-        return Answer(status: statuses.last { $0 >= 200 } ?? 0, text: text)
-    }
-
     @Test("tus and the draft with signed URLs: the creation's Location (and the draft's 104) carries the upload's token; HEAD, PATCH, GET and DELETE without it are 401, with another upload's 403, with it answered; the upload completes",
           .timeLimit(.minutes(2)))
     func followUpsNeedTheToken() async throws {
@@ -103,40 +70,45 @@ struct UploadTokenTests {
                                   resumable: try ResumableUploadReceiver(receiver: receiver, logger: logger), uploadSigner: signer)
         let expires = Int64(Date().timeIntervalSince1970) + 600
         let results = try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { port in
-            try await offPool { () -> [String: Answer] in
-                var answers: [String: Answer] = [:]
+            try await offPool { () -> [String: SourcedHTTP.Answer] in
+                func send(_ method: String, _ target: String, _ headers: [String: String], body: String = "") throws -> SourcedHTTP.Answer {
+                    try SourcedHTTP.send(method, target, port: port, from: "127.0.0.1", headers: headers, body: Array(body.utf8))
+                }
+                var answers: [String: SourcedHTTP.Answer] = [:]
+                let tus = ["Tus-Resumable": "1.0.0"]
+                let creation = tus.merging(["Upload-Length": "10"]) { $1 }
                 let tusCreation = signer.signedTarget(method: "POST", path: "/files", expires: expires)
-                let first = try Self.exchange(port, "POST \(tusCreation) HTTP/1.1\r\nTus-Resumable: 1.0.0\r\nUpload-Length: 10\r\n")
-                let second = try Self.exchange(port, "POST \(tusCreation) HTTP/1.1\r\nTus-Resumable: 1.0.0\r\nUpload-Length: 10\r\n")
+                let first = try send("POST", tusCreation, creation)
+                let second = try send("POST", tusCreation, creation)
                 answers["create"] = first
-                let location = first.field("Location") ?? ""
+                let location = first.headers["location"] ?? ""
                 let bare = String(location.split(separator: "?").first ?? "")
-                let othersToken = (second.field("Location") ?? "").split(separator: "?").last.map(String.init) ?? ""
-                let tus = "Tus-Resumable: 1.0.0\r\n"
-                answers["head bare"] = try Self.exchange(port, "HEAD \(bare) HTTP/1.1\r\n\(tus)")
-                answers["head other"] = try Self.exchange(port, "HEAD \(bare)?\(othersToken) HTTP/1.1\r\n\(tus)")
-                answers["patch bare"] = try Self.exchange(port, "PATCH \(bare) HTTP/1.1\r\n\(tus)Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n", body: "01234")
-                answers["get bare"] = try Self.exchange(port, "GET \(bare) HTTP/1.1\r\n\(tus)")
-                answers["delete bare"] = try Self.exchange(port, "DELETE \(bare) HTTP/1.1\r\n\(tus)")
-                answers["head"] = try Self.exchange(port, "HEAD \(location) HTTP/1.1\r\n\(tus)")
-                answers["patch"] = try Self.exchange(port, "PATCH \(location) HTTP/1.1\r\n\(tus)Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n", body: "0123456789")
-                answers["get"] = try Self.exchange(port, "GET \(location) HTTP/1.1\r\n\(tus)")
+                let othersToken = (second.headers["location"] ?? "").split(separator: "?").last.map(String.init) ?? ""
+                let append = tus.merging(["Upload-Offset": "0", "Content-Type": "application/offset+octet-stream"]) { $1 }
+                answers["head bare"] = try send("HEAD", bare, tus)
+                answers["head other"] = try send("HEAD", bare + "?" + othersToken, tus)
+                answers["patch bare"] = try send("PATCH", bare, append, body: "01234")
+                answers["get bare"] = try send("GET", bare, tus)
+                answers["delete bare"] = try send("DELETE", bare, tus)
+                answers["head"] = try send("HEAD", location, tus)
+                answers["patch"] = try send("PATCH", location, append, body: "0123456789")
+                answers["get"] = try send("GET", location, tus)
 
                 let draftCreation = signer.signedTarget(method: "POST", path: "/upload", expires: expires)
-                let draft = try Self.exchange(port, "POST \(draftCreation) HTTP/1.1\r\nUpload-Draft-Interop-Version: 6\r\nUpload-Complete: ?0\r\nUpload-Length: 4\r\n", body: "ab")
+                let draft = try send("POST", draftCreation, ["Upload-Draft-Interop-Version": "6", "Upload-Complete": "?0", "Upload-Length": "4"], body: "ab")
                 answers["draft create"] = draft
-                let draftLocation = draft.field("Location") ?? ""
+                let draftLocation = draft.headers["location"] ?? ""
                 let draftBare = String(draftLocation.split(separator: "?").first ?? "")
-                let append = "Upload-Draft-Interop-Version: 6\r\nUpload-Offset: 2\r\nUpload-Complete: ?1\r\nContent-Type: application/partial-upload\r\n"
-                answers["draft patch bare"] = try Self.exchange(port, "PATCH \(draftBare) HTTP/1.1\r\n\(append)", body: "cd")
-                answers["draft options bare"] = try Self.exchange(port, "OPTIONS \(draftBare) HTTP/1.1\r\n")
-                answers["draft patch"] = try Self.exchange(port, "PATCH \(draftLocation) HTTP/1.1\r\n\(append)", body: "cd")
+                let draftAppend = ["Upload-Draft-Interop-Version": "6", "Upload-Offset": "2", "Upload-Complete": "?1", "Content-Type": "application/partial-upload"]
+                answers["draft patch bare"] = try send("PATCH", draftBare, draftAppend, body: "cd")
+                answers["draft options bare"] = try send("OPTIONS", draftBare, [:])
+                answers["draft patch"] = try send("PATCH", draftLocation, draftAppend, body: "cd")
                 return answers
             }
         }
         let created = try #require(results["create"])
         #expect(created.status == 201, "\(created.text)")
-        let location = created.field("Location") ?? ""
+        let location = created.headers["location"] ?? ""
         #expect(location.contains("?X-FormPost-Upload-Expires=") && location.contains("&X-FormPost-Upload-Signature="), "\(location)")
         for name in ["head bare", "patch bare", "get bare", "delete bare", "draft patch bare", "draft options bare"] {
             #expect(results[name]?.status == 401, "\(name): \(results[name]?.text ?? "")")
@@ -144,17 +116,17 @@ struct UploadTokenTests {
             #expect(name == "head bare" || results[name]?.text.contains("X-FormPost-Upload-Signature") == true, "\(name): \(results[name]?.text ?? "")")
         }
         #expect(results["head other"]?.status == 403, "\(results["head other"]?.text ?? "")")
-        #expect(results["head"]?.status == 200 && results["head"]?.field("Upload-Offset") == "0", "\(results["head"]?.text ?? "")")
+        #expect(results["head"]?.status == 200 && results["head"]?.headers["upload-offset"] == "0", "\(results["head"]?.headers ?? [:])")
         #expect(results["patch"]?.status == 204, "\(results["patch"]?.text ?? "")")
         #expect(results["get"]?.status == 200 && results["get"]?.text.contains("\"complete\":true") == true, "\(results["get"]?.text ?? "")")
 
         let draft = try #require(results["draft create"])
         #expect(draft.status == 201, "\(draft.text)")
-        let draftLocation = draft.field("Location") ?? ""
+        let draftLocation = draft.headers["location"] ?? ""
         #expect(draftLocation.contains("?X-FormPost-Upload-Expires="), "\(draftLocation)")
         // The 104 names the upload with its token too.
-        let interim = draft.text.components(separatedBy: "\r\n\r\n").first ?? ""
-        #expect(interim.hasPrefix("HTTP/1.1 104") && interim.contains(draftLocation), "\(draft.text)")
+        #expect(draft.interim.count == 1 && draft.interim.first?.hasPrefix("HTTP/1.1 104") == true, "\(draft.interim)")
+        #expect(draft.interim.first?.lowercased().contains("location: " + draftLocation.lowercased()) == true, "\(draft.interim)")
         #expect(results["draft patch"]?.status == 200, "\(results["draft patch"]?.text ?? "")")
         let stored = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }
         #expect(stored.count == 2, "\(stored)")
