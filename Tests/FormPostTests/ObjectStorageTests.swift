@@ -220,7 +220,7 @@ struct ObjectStorageTests {
         #endif
     }
 
-    @Test("/readyz of a receiver storing in object storage answers 200 while the bucket answers, 503 naming the store once it does not")
+    @Test("/readyz of a receiver storing in object storage answers 200 while the bucket answers, 503 once it does not, the log naming the store")
     func readinessFollowsTheStore() async throws {
         let store = try await MotoStore()
         let directory = try SampleDirectory()
@@ -229,10 +229,12 @@ struct ObjectStorageTests {
             try await client.send(nil, to: base.appendingPathComponent("readyz"), method: .get)
         }
         #expect(ready.status == 200, "\(ready.text)")
-        let down = ServerHealth(directory: directory.path, objectStorage: store.storage(through: closedPort))
+        let log = CapturedLog()
+        let down = ServerHealth(directory: directory.path, objectStorage: store.storage(through: closedPort), logger: log.logger)
         let unready = try await withHealthServer(directory: directory.path, health: down) { base in
             try await client.send(nil, to: base.appendingPathComponent("readyz"), method: .get)
         }
-        #expect(unready.status == 503 && unready.text.contains("object store could not be reached"), "\(unready.text)")
+        #expect(unready.status == 503 && unready.text == #"{"status":"unavailable"}"#, "\(unready.text)")
+        #expect(log.entries.contains { $0.level == .warning && $0.message.contains("object store could not be reached") }, "\(log.entries.map(\.message))")
     }
 }
