@@ -113,7 +113,7 @@ struct ServeCommand: AsyncParsableCommand {
     var s3Endpoint: String?
     @Option(name: .customLong("s3-region"), help: "The region requests to the object store are signed for (else AWS_REGION, else us-east-1).")
     var s3Region: String?
-    @Flag(name: .customLong("s3-path-style"), help: "Address the bucket in the path (endpoint/bucket/key), as most self-hosted stores need, not in the host name.")
+    @Flag(name: .customLong("s3-path-style"), help: "Address the bucket in the path (endpoint/bucket/key), as most self-hosted stores need, not in the host name. Chosen by itself for an endpoint whose host is an IP address, and for a bucket whose name has a dot.")
     var s3PathStyle = false
     @Option(name: .customLong("s3-lease"),
             help: "Seconds a receiver's lease on a resumable upload in the bucket lasts unless renewed (appends renew it): how long an upload waits, answering 423, after the receiver appending to it died.")
@@ -216,6 +216,17 @@ struct ServeCommand: AsyncParsableCommand {
                 throw fail(UsageError("--store \(store): \(error)"))
             }
         }
+        if var checked = objectStorage {
+            // Before any receiver is made: the form of If-Match the store takes is found here.
+            do {
+                try await checked.check()
+                if !noTus || !noResumable { try await checked.checkConditionalWrites() }
+            } catch {
+                Descriptor.standardError.print("formpost: --store \(store ?? ""): \(error)\n")
+                throw ExitCode(Self.objectStoreUnavailableStatus)
+            }
+            objectStorage = checked
+        }
         var configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
                                                   maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
                                                   maxBytesInProgressPerClient: bytesPerClient, idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir, durability: receiptDurability, objectStorage: objectStorage)
@@ -233,15 +244,6 @@ struct ServeCommand: AsyncParsableCommand {
             receiver = try UploadReceiver(configuration: configuration)
         } catch {
             throw fail(UsageError("cannot use \(dir): \(error)"))
-        }
-        if let objectStorage {
-            do {
-                try await objectStorage.check()
-                if !noTus || !noResumable { try await objectStorage.checkConditionalWrites() }
-            } catch {
-                Descriptor.standardError.print("formpost: --store \(store ?? ""): \(error)\n")
-                throw ExitCode(Self.objectStoreUnavailableStatus)
-            }
         }
         let tls: TLSConfiguration?
         switch (tlsCertificate, tlsKey) {
@@ -285,7 +287,9 @@ struct ServeCommand: AsyncParsableCommand {
             tus?.completionFault = fault
             resumable?.completionFault = fault
         }
-        let directory = objectStorage.map { "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint)" } ?? dir
+        let directory = objectStorage.map {
+            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\($0.unquotedETagConditions ? ", If-Match with unquoted ETags" : ""))"
+        } ?? dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"
         let health = noHealth ? nil : ServerHealth(directory: dir, objectStorage: objectStorage)

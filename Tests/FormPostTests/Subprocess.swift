@@ -97,6 +97,17 @@ enum RawSocket {
         return true
     }
 
+    /// Sends all of `bytes` on `descriptor`; false when the connection failed first.
+    static func sendAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = POSIX.send(descriptor, UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
     /// Connects to 127.0.0.1:`port`, sends `bytes`, and returns the first line of the
     /// answer (empty when none came within `seconds`), then closes.
     static func sendAndReadStatusLine(port: Int, bytes: [UInt8], seconds: Int = 10) throws -> String {

@@ -97,7 +97,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
         var stamped = state
         stamped.active = Date().timeIntervalSince1970
         do {
-            let answer = try await client.send(.PUT, key: infoKey(id), fields: [("if-match", etag)], body: try Self.encoded(stamped),
+            let answer = try await client.send(.PUT, key: infoKey(id), fields: [client.storage.ifMatch(etag)], body: try Self.encoded(stamped),
                                                what: "saving the upload \(id)")
             guard let saved = answer.etag else {
                 throw ObjectStorageError.refused(what: "saving the upload \(id)", status: answer.status, code: nil, message: "no ETag in the answer")

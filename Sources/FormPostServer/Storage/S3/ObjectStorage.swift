@@ -1,4 +1,11 @@
 import AsyncHTTPClient
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -25,8 +32,15 @@ public struct ObjectStorage: Sendable {
     public var region: String
     /// Whether the bucket is the first segment of the path (`endpoint/bucket/key`: MinIO,
     /// most self-hosted stores) rather than of the host name (`bucket.endpoint-host/key`:
-    /// Amazon S3's virtual-hosted style).
+    /// Amazon S3's virtual-hosted style). Chosen by itself, as AWS's SDKs choose it, when
+    /// the endpoint's host is an IP address or the bucket's name is no host name label
+    /// (it has a dot, which TLS certificates of `*.s3.amazonaws.com` do not cover).
     public var pathStyle: Bool
+    /// Whether `If-Match` names an ETag without its quotes. S3 compares the field with the
+    /// quoted ETag it answers; Ceph's RADOS Gateway (16.2) compares it with the ETag
+    /// unquoted, so that a quoted one never matches. ``checkConditionalWrites()`` finds
+    /// which form the store takes; false until then.
+    public var unquotedETagConditions = false
     /// The access key id.
     public var accessKeyID: String
     /// The secret access key.
@@ -53,7 +67,7 @@ public struct ObjectStorage: Sendable {
         self.prefix = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         self.region = region
-        self.pathStyle = pathStyle
+        self.pathStyle = pathStyle || Self.requiresPathStyle(bucket: bucket, endpoint: endpoint)
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
@@ -135,19 +149,21 @@ public struct ObjectStorage: Sendable {
 
     /// Checks that the store honours conditional writes, on which resumable uploads rely
     /// (``TusReceiver`` on object storage: its leases and states): a probe object written
-    /// with `If-None-Match: *` twice must be refused the second time (412), and written
-    /// with `If-Match` on an ETag it does not have, refused too. A store that
-    /// ignores the condition would let two receivers append to one upload at once, so it
-    /// is refused here, at start, rather than left unlocked.
+    /// with `If-None-Match: *` twice must be refused the second time (412), written
+    /// with `If-Match` on an ETag it does not have, refused too, and written with `If-Match`
+    /// on the ETag it has, taken — quoted as S3 answers it, else unquoted as Ceph's RADOS
+    /// Gateway compares it (``unquotedETagConditions`` is set to the form taken). A store
+    /// that ignores the condition would let two receivers append to one upload at once, and
+    /// one that refuses a correct one every append, so either is refused here, at start.
     ///
     /// - Throws: ``ObjectStorageError/refused(what:status:code:message:)`` naming the store's
-    ///   answer, or saying that it ignored the condition.
-    public func checkConditionalWrites() async throws {
+    ///   answer, or saying that it ignored the condition or refused a correct one.
+    public mutating func checkConditionalWrites() async throws {
         let client = S3Client(storage: self)
         let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
         let what = "writing a probe object with If-None-Match: *"
-        _ = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "probe"), what: what, attempts: 2,
-                                  timeout: .seconds(15))
+        let written = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "probe"), what: what, attempts: 2,
+                                            timeout: .seconds(15))
         let refusedAgain: Bool
         do {
             _ = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "again"), what: what, attempts: 1,
@@ -165,9 +181,67 @@ public struct ObjectStorage: Sendable {
                 refusedStale = true
             }
         }
+        var unquoted: Bool?
+        if refusedAgain, refusedStale, let etag = written.etag {
+            unquoted = try await Self.matchingForm(of: etag, writing: probe, with: client)
+        }
         _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
-        guard !refusedAgain || !refusedStale else { return }
-        throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
-                                         message: "the store wrote over an existing object: it does not support conditional writes, which resumable uploads need")
+        guard refusedAgain, refusedStale else {
+            throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
+                                             message: "the store wrote over an existing object: it does not support conditional writes, which resumable uploads need")
+        }
+        guard let unquoted else {
+            throw ObjectStorageError.refused(what: "writing a probe object with If-Match on its own ETag", status: 412, code: "CorrectETagRefused",
+                                             message: "the store refused If-Match on the object's own ETag, quoted and unquoted: every append would be refused")
+        }
+        unquotedETagConditions = unquoted
+    }
+
+    /// Whether the store takes `If-Match` with `etag` (the probe object's, as answered)
+    /// unquoted (true) or quoted (false): nil when it takes neither.
+    private static func matchingForm(of etag: String, writing probe: String, with client: S3Client) async throws -> Bool? {
+        for unquoted in [false, true] {
+            let field = ("if-match", unquoted ? unquote(etag) : etag)
+            do {
+                _ = try await client.send(.PUT, key: probe, fields: [field], body: .init(string: "probe"),
+                                          what: "writing a probe object with If-Match on its own ETag", attempts: 1, timeout: .seconds(15))
+                return unquoted
+            } catch let error as ObjectStorageError where error.isConditionFailure {
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// The `If-Match` field on `etag` (as the store answered it), in the form the store takes.
+    func ifMatch(_ etag: String) -> SignatureV4.Field {
+        ("if-match", unquotedETagConditions ? Self.unquote(etag) : etag)
+    }
+
+    /// `etag` without the quotes around it (and a weak validator's `W/`).
+    static func unquote(_ etag: String) -> String {
+        var value = Substring(etag)
+        if value.hasPrefix("W/") { value = value.dropFirst(2) }
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = value.dropFirst().dropLast() }
+        return String(value)
+    }
+
+    /// Whether requests to `bucket` at `endpoint` must name the bucket in the path: the
+    /// endpoint's host is an IP address (`http://127.0.0.1:9000`), or the bucket's name
+    /// is not one DNS label of lowercase letters, digits and hyphens (a dot in it breaks TLS
+    /// under `*.s3.amazonaws.com`; capitals and underscores are no host name).
+    static func requiresPathStyle(bucket: String, endpoint: String) -> Bool {
+        let label = !bucket.isEmpty && bucket.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+        guard label else { return true }
+        let afterScheme = endpoint.firstRange(of: "://").map { endpoint[$0.upperBound...] } ?? endpoint[...]
+        let authority = afterScheme.prefix { $0 != "/" }
+        let host: Substring
+        if authority.hasPrefix("[") {
+            return true  // an IPv6 address
+        } else {
+            host = authority.prefix { $0 != ":" }
+        }
+        var v4 = in_addr()
+        return inet_pton(AF_INET, String(host), &v4) == 1
     }
 }

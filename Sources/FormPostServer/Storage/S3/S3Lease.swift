@@ -47,7 +47,7 @@ struct S3Lease: Sendable {
             if held.owner == owner { return S3Lease(key: key, owner: owner, etag: etag, expires: held.expires) }
             guard held.expires < Date().timeIntervalSince1970 else { return nil }
             do {
-                return try await write(key, owner: owner, for: duration, condition: ("if-match", etag), with: client)
+                return try await write(key, owner: owner, for: duration, condition: client.storage.ifMatch(etag), with: client)
             } catch let error as ObjectStorageError where error.isConditionFailure || error.status == 404 {
                 guard let (again, etag) = try await read(key, with: client), again.owner == owner else { return nil }
                 return S3Lease(key: key, owner: owner, etag: etag, expires: again.expires)
@@ -59,7 +59,7 @@ struct S3Lease: Sendable {
     /// holder's (taken over after it ran out).
     func renewed(for duration: Double, with client: S3Client) async throws -> S3Lease? {
         do {
-            return try await Self.write(key, owner: owner, for: duration, condition: ("if-match", etag), with: client)
+            return try await Self.write(key, owner: owner, for: duration, condition: client.storage.ifMatch(etag), with: client)
         } catch let error as ObjectStorageError where error.isConditionFailure || error.status == 404 {
             // Renewed by a write whose answer was lost, or taken over.
             guard let (held, etag) = try await Self.read(key, with: client), held.owner == owner else { return nil }
@@ -69,7 +69,7 @@ struct S3Lease: Sendable {
 
     /// Releases the lease if it is still this holder's; a failure only leaves it to run out.
     func release(with client: S3Client) async {
-        await client.sendDetached(.DELETE, key: key, fields: [("if-match", etag)], what: "releasing the lease \(key)", attempts: 2)
+        await client.sendDetached(.DELETE, key: key, fields: [client.storage.ifMatch(etag)], what: "releasing the lease \(key)", attempts: 2)
     }
 
     /// The lease object `key` and its ETag, or nil when there is none.

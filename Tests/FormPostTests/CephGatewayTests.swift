@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+/// `formpost serve --store s3://…` on Ceph's RADOS Gateway, a real S3 and not a mock: the
+/// store as its users point it at one, with no flag but the endpoint.
+@Suite("Object storage on Ceph RGW", .serialized)
+struct CephGatewayTests {
+    /// `formpost serve` on a free port storing into `gateway`'s bucket under `p/`, with the
+    /// endpoint alone (no --s3-path-style: an IP address endpoint is addressed path-style
+    /// by itself).
+    static func serve(_ gateway: CephGateway, in directory: String) async throws -> (ChildProcess, Int) {
+        let port = try freePort()
+        let server = try ChildProcess("env", CephGateway.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory,
+                                                                     "--store", "s3://\(gateway.bucket)/p", "--s3-endpoint", gateway.endpoint],
+                                      stdout: .discard, stderr: .capture)
+        guard try await server.waitUntilListening(port: port, seconds: 60) else {
+            let finished = try await offPool { try server.finish(timeout: 5) }
+            throw Subprocess.Failure(description: "formpost serve on RGW did not start (\(finished.status)): \(String(decoding: finished.stderr, as: UTF8.self))")
+        }
+        return (server, port)
+    }
+
+    /// curl's status and head for `arguments`.
+    static func curl(_ arguments: [String]) throws -> (status: Int, head: String) {
+        let result = try ChildProcess("curl", ["-s", "-o", "/dev/null", "-D", "-", "-w", "%{http_code}"] + arguments).finish(timeout: 120)
+        let text = String(decoding: result.stdout, as: UTF8.self)
+        return (Int(text.suffix(3)) ?? 0, String(text.dropLast(3)))
+    }
+
+    /// The value of `name` in `head`.
+    static func field(_ name: String, in head: String) -> String? {
+        head.split(separator: "\r\n").last { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+            .map { $0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// The upload's offset by `HEAD` on `port`, once no receiver holds it (423 meanwhile).
+    static func offset(_ location: String, port: Int) throws -> Int {
+        for _ in 0..<240 {
+            let answer = try curl(["-I", "-H", "Tus-Resumable: 1.0.0", "http://127.0.0.1:\(port)" + location])
+            if answer.status == 200, let offset = field("Upload-Offset", in: answer.head).flatMap(Int.init) { return offset }
+            guard answer.status == 423 else { throw Subprocess.Failure(description: "HEAD answered \(answer.status): \(answer.head)") }
+            usleep(250_000)
+        }
+        throw Subprocess.Failure(description: "the upload stayed held")
+    }
+
+    @Test("a tus upload through two receivers on one bucket, an append cut mid-body on the first, the rest on the second: stored byte-exact, as boto3 reads it back; no flag but the endpoint",
+          .timeLimit(.minutes(5)))
+    func tusThroughTwoReceiversAndACut() async throws {
+        let gateway = try await CephGateway()
+        let sample = try SampleDirectory()
+        let length = 20 << 20
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<length / 8).flatMap { _ in withUnsafeBytes(of: generator.next() as UInt64) { Array($0) } }
+        let file = sample.path + "/upload.bin"
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let (first, firstPort) = try await Self.serve(gateway, in: sample.path + "/a")
+        defer { first.stop() }
+        let (second, secondPort) = try await Self.serve(gateway, in: sample.path + "/b")
+        defer { second.stop() }
+
+        let (cutAt, resumedAt, finalOffset, location) = try await offPool { () -> (Int, Int, Int, String) in
+            let created = try Self.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(length)", "http://127.0.0.1:\(firstPort)/files"])
+            guard created.status == 201, let location = Self.field("Location", in: created.head) else {
+                throw Subprocess.Failure(description: "creation answered \(created.status): \(created.head)")
+            }
+            // 12 MiB of the whole sent to the first receiver, then the connection closed.
+            let cutAt = 12 << 20
+            guard let socket = try RawSocket.connect(port: firstPort) else { throw Subprocess.Failure(description: "connect failed") }
+            let head = "PATCH \(location) HTTP/1.1\r\nHost: 127.0.0.1\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n"
+                + "Content-Type: application/offset+octet-stream\r\nContent-Length: \(length)\r\n\r\n"
+            let sent = (Array(head.utf8) + bytes[0..<cutAt]).withUnsafeBytes { RawSocket.sendAll(socket, $0) }
+            close(socket)
+            guard sent else { throw Subprocess.Failure(description: "the cut append could not be sent") }
+            // The second receiver goes on from what the first stored, as a client does: while
+            // the first still ends the cut append it holds the upload (423), and an offset read
+            // meanwhile may have moved since (409): ask again.
+            let rest = sample.path + "/rest.bin"
+            for _ in 0..<240 {
+                let resumedAt = try Self.offset(location, port: secondPort)
+                try Data(bytes[resumedAt...]).write(to: URL(fileURLWithPath: rest))
+                let appended = try Self.curl(["-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: \(resumedAt)",
+                                              "-H", "Content-Type: application/offset+octet-stream", "--data-binary", "@" + rest,
+                                              "http://127.0.0.1:\(secondPort)" + location])
+                if appended.status == 204 { return (cutAt, resumedAt, try Self.offset(location, port: firstPort), location) }
+                guard appended.status == 423 || appended.status == 409 else {
+                    throw Subprocess.Failure(description: "the append answered \(appended.status): \(appended.head)")
+                }
+                usleep(250_000)
+            }
+            throw Subprocess.Failure(description: "the second receiver never took the append")
+        }
+        #expect(resumedAt > 0 && resumedAt <= cutAt, "resumed at \(resumedAt) of \(cutAt) sent")
+        #expect(finalOffset == length, "\(location): \(finalOffset)")
+        let stored = try await gateway.contents().objects.filter { !$0.key.contains(".tus/") && !$0.key.contains(".formpost-probe") }
+        #expect(stored.count == 1 && stored.first?.size == length, "\(stored.map { ($0.key, $0.size) })")
+        #expect(stored.first?.sha256 == sha256Hex(bytes), "the stored object is not the file")
+        try await offPool {
+            first.stop()
+            second.stop()
+        }
+    }
+}
