@@ -7,17 +7,26 @@ answers STATUS (with S3's XML error body) to the first COUNT part uploads (PUT w
 METHOD whose path and query contain NEEDLE (`POST uploadId=`: the completions of multipart
 uploads) — and forwards every other request, bytes unchanged, to 127.0.0.1:UPSTREAM_PORT. With STATUS 0 it instead answers 200 to every PUT that carries
 `If-None-Match` or `If-Match`, without forwarding it: a store that ignores conditional
-writes (it would write over whatever is there). Prints one line per request on standard output:
+writes (it would write over whatever is there). With STATUS -1 it lets the lease of the
+receiver behind it lapse while a completion waits: the first PUT whose path contains NEEDLE
+and whose body names "completing" (a completion's save) is held COUNT seconds before it is
+forwarded, and from the moment it is held every request on a `.lease` key is answered 503;
+MARKER (a file) is created when the hold begins:
+  s3_fault_proxy.py PORT UPSTREAM_PORT -1 SECONDS PUT .info MARKER
+Prints one line per request on standard output:
 `METHOD PATH?QUERY -> STATUS` (flushed), so that a test can count attempts."""
 import http.client
 import http.server
 import sys
 import threading
+import time
 
 PORT, UPSTREAM, STATUS, COUNT = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 METHOD, NEEDLE = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else ("PUT", "partNumber=")
+MARKER = sys.argv[7] if len(sys.argv) > 7 else None
 left = [COUNT]
 lock = threading.Lock()
+lapsing = threading.Event()
 CODES = {403: "AccessDenied", 500: "InternalError", 503: "SlowDown"}
 
 
@@ -38,20 +47,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             print(f"{self.command} {self.path} -> 200 (condition ignored)", flush=True)
             return
-        if STATUS != 0 and self.command == METHOD and NEEDLE in self.path:
+        if STATUS == -1:
+            fail = lapsing.is_set() and ".lease" in self.path
+            if not fail and self.command == METHOD and NEEDLE in self.path and b'"completing"' in body:
+                with lock:
+                    hold = not lapsing.is_set()
+                    lapsing.set()
+                if hold:
+                    open(MARKER, "w").close()
+                    print(f"{self.command} {self.path} held {COUNT} s", flush=True)
+                    time.sleep(COUNT)
+        elif STATUS != 0 and self.command == METHOD and NEEDLE in self.path:
             with lock:
                 if left[0] > 0:
                     left[0] -= 1
                     fail = True
         if fail:
-            text = (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{CODES.get(STATUS, 'Failure')}</Code>"
+            status = 503 if STATUS == -1 else STATUS
+            text = (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{CODES.get(status, 'Failure')}</Code>"
                     f"<Message>injected by the test</Message></Error>").encode()
-            self.send_response(STATUS)
+            self.send_response(status)
             self.send_header("Content-Type", "application/xml")
             self.send_header("Content-Length", str(len(text)))
             self.end_headers()
             self.wfile.write(text)
-            print(f"{self.command} {self.path} -> {STATUS}", flush=True)
+            print(f"{self.command} {self.path} -> {status}", flush=True)
             return
         upstream = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=120)
         upstream.request(self.command, self.path, body=body, headers={k: v for k, v in self.headers.items()})

@@ -45,21 +45,26 @@ extension ObjectUploadStore {
                 next.parts.append(try await sendPart(rest, number: parts.count + 1, key: state.key, uploadID: uploadID))
             }
         } else {
-            // Fewer bytes than a part in all: they are all here.
+            // Fewer bytes than a part in all: they are all here. They go to a key of this
+            // attempt's own, which the state saved next names: a receiver whose lease
+            // lapsed meanwhile, and whose save is then refused, writes over nothing another
+            // receiver stored, and removes only what it wrote.
             var hasher = SHA256Hasher()
             rest.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             sha256 = Hexadecimal.string(hasher.finalize())
+            next.key = client.storage.prefix + UploadStore.randomName()
             try await putWhole(rest, state: next, sha256: sha256!)
         }
-        next.info.completing = UploadCompletion(storedAs: state.key, sha256: sha256 ?? "", event: UploadEventOutbox.newID())
+        next.info.completing = UploadCompletion(storedAs: next.key, sha256: sha256 ?? "", event: UploadEventOutbox.newID())
         let saved: String
         do {
             // Marked first: a receiver that dies after the state is saved leaves the mark to a sweep.
             _ = try await client.send(.PUT, key: completingKey(id), body: ByteBuffer(), what: "marking the completion of \(id)")
             saved = try await save(next, id: id, replacing: etag)
         } catch {
-            // The whole object put above, which no saved state names, is not left behind.
-            if uploadID == nil, let (now, _) = try? await load(id), now.info.completing == nil { await removeObject(state.key) }
+            // The whole object put above is not left behind, unless the state names it after
+            // all (a save whose answer was lost); nor removed when the state cannot be read.
+            if uploadID == nil, let (now, _) = try? await load(id), now.key != next.key { await removeObject(next.key) }
             throw error
         }
         if let old = state.tail { await removeObject(old.key) }
