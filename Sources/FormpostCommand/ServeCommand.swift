@@ -93,9 +93,9 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Take only uploads whose URL is signed with this key (raw bytes, at least 32; see 'formpost sign'): 401 without a signature, 403 for an invalid or expired one.")
     var signingKeyFile: String?
     @Option(name: .customLong("hook-url"),
-            help: "Ask this HTTP service whether each upload may begin, before its body is read: it receives JSON about the request ({\"type\":\"pre-create\",\"upload\":{...}}) and answers 2xx to allow it, 4xx to refuse it (with its {\"error\": ...}); else the upload is answered 503. See --hook-events for the events it is told.")
+            help: "Ask this HTTP service whether each upload may begin, before its body is read: it receives JSON about the request ({\"type\":\"pre-create\",\"upload\":{...}}) and answers with a verdict: 2xx with {\"allow\": true} (optionally \"maxBytes\" and \"metadata\") allows it; 2xx with {\"allow\": false} (optionally \"status\" 4xx, \"message\") or a 4xx (with its {\"error\": ...}) refuses it (403 by default). Anything else — an empty, HTML or other body, a redirect (never followed), a 5xx, no complete answer within --hook-timeout, no connection — is no verdict: the upload is answered 503 with Retry-After, nothing stored. A user:password@ in the URL is sent as Basic authorization and never logged. See --hook-events for the events it is told.")
     var hookURL: String?
-    @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has to answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
+    @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has for each exchange, from connecting to the last byte of its answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
     var hookTimeout: Double = 5
     @Option(name: .customLong("hook-events"),
             help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
@@ -175,7 +175,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let hookURL {
             guard let url = URL(string: hookURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
-                throw fail(UsageError("--hook-url \(hookURL): expected an http or https URL"))
+                throw fail(UsageError("--hook-url \(UploadAuthorizationHook.redacted(hookURL)): expected an http or https URL"))
             }
             guard hookTimeout > 0, hookTimeout <= 3600 else { throw fail(UsageError("--hook-timeout \(hookTimeout): expected seconds between 0 and 3600")) }
             let timeout = Duration.milliseconds(Int64(hookTimeout * 1000))
