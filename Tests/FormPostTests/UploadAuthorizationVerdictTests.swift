@@ -55,10 +55,7 @@ extension UploadAuthorizationTests {
                 log.slowBodyFinished.withLock { $0 = true }
             })
         }
-        return try await whileRunning({ onStarted in
-            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                        onServerRunning: { await onStarted($0.localAddress?.port ?? 0) })
-        }, body)
+        return try await whileServing(router, body)
     }
 
     /// One answer of a hook, and what the upload it is asked about gets.
@@ -135,10 +132,7 @@ extension UploadAuthorizationTests {
             events.withLock { $0 += 1 }
             return Response(status: .serviceUnavailable)
         }
-        try await whileRunning({ onStarted in
-            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                        onServerRunning: { await onStarted($0.localAddress?.port ?? 0) })
-        }) { hookPort in
+        try await whileServing(router) { hookPort in
             let sample = try SampleDirectory()
             let port = try freePort()
             let url = "http://hooks:pa55-s3cr3t@127.0.0.1:\(hookPort)/hook?token=t0k3n-s3cr3t"
@@ -164,4 +158,12 @@ extension UploadAuthorizationTests {
             #expect(!usage.stderr.contains("s3cr3t"), "\(usage.stderr)")
         }
     }
+}
+
+/// Runs `body` with the port of a hook answering by `router` on 127.0.0.1, stopped after it.
+func whileServing<T: Sendable>(_ router: Router<BasicRequestContext>, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+    try await whileRunning({ onStarted in
+        Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                    onServerRunning: { await onStarted($0.localAddress?.port ?? 0) })
+    }, body)
 }
