@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import FormPostServer
 import HTTPTypes
@@ -38,6 +39,8 @@ extension UploadAuthorizationTests {
             log.signInVisits.withLock { $0 += 1 }
             return html
         }
+        router.post("redirectToAllow") { _, _ in Response(status: .found, headers: [.location: "/allowed"]) }
+        router.get("allowed") { _, _ in json(#"{"allow": true}"#) }
         router.post("empty") { _, _ in Response(status: .ok) }
         router.post("html") { _, _ in html }
         router.post("reject") { _, _ in json(#"{"allow": false, "status": 403, "message": "Not in your quota."}"#) }
@@ -114,6 +117,23 @@ extension UploadAuthorizationTests {
             if row == .redirect { #expect(log.signInVisits.withLock { $0 } == 0, "the redirect was followed") }
             if row == .slowBody { #expect(!slowBodyFinished, "the upload was answered only once the hook's body had ended") }
             #expect(!logged.contains("s3cr3t"), "\(logged)")
+        }
+    }
+
+    @Test("UploadAuthorizationHook with a client of the caller's that follows redirects: an allowing answer reached through a redirect is no verdict (unavailable, naming the redirect)",
+          .timeLimit(.minutes(1)))
+    func callerClientFollowingRedirects() async throws {
+        try await Self.withVerdictHook(VerdictHookLog()) { hookPort in
+            let following = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+            let hook = UploadAuthorizationHook(url: "http://127.0.0.1:\(hookPort)/redirectToAllow", timeout: .seconds(30), client: following)
+            let question = UploadAuthorizationRequest(uploadProtocol: .multipart, method: "POST", path: "/upload", query: "", headerFields: [:], clientAddress: nil)
+            let decided = await hook.authorize(question)
+            try await following.shutdown()
+            guard case .unavailable(let cause) = decided else {
+                Issue.record("an answer reached through a redirect decided \(decided)")
+                return
+            }
+            #expect(cause.contains("through a redirect"), "\(cause)")
         }
     }
 

@@ -181,6 +181,8 @@ extension UploadEventTests {
         #expect(listed.map(\.storedAs) == files.prefix(listed.count).map(\.storedAs))
         #expect(listed.allSatisfy { $0.filename.utf8.count <= UploadEvent.maxSummarisedTextBytes + 3 && $0.filename.hasSuffix("é…") })
         #expect(stored.upload.metadata == ["user": "42"] || stored.upload.metadata == [:])
+        let whole = try JSONEncoder().encode(UploadEvent(id: event.id, type: event.type, upload: upload)).count
+        print("an event of \(whole) bytes recorded as \(data.count): \(listed.count) of 5000 files, \(stored.upload.receipt.fields.count) of 3000 fields listed")
         // A small event is kept whole, without the marker.
         let small = try await outbox.record(UploadEvent.postFinish, upload: Self.upload("/small"))
         let smallText = try String(contentsOfFile: outbox.directory + "/" + small.id + ".json", encoding: .utf8)
