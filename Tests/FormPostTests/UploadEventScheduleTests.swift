@@ -1,4 +1,5 @@
 import Foundation
+import FormPost
 import FormPostServer
 import HTTPTypes
 import Hummingbird
@@ -155,6 +156,41 @@ extension UploadEventTests {
         let events = try FileManager.default.contentsOfDirectory(atPath: outbox.directory)
         let bytes = try events.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: outbox.directory + "/" + $1)[.size] as? Int ?? 0) }
         #expect(events.count == 2 && bytes <= (bound == .bytes ? 1000 : .max), "\(events) \(bytes)")
+    }
+
+    @Test("a resumable upload completed while the outbox is full is answered 503 with Retry-After and is not complete; once the outbox has room (an event removed by hand), the completion taken up again records its event and completes",
+          .timeLimit(.minutes(2)), arguments: [ResumableKind.tus, .draftFile])
+    func resumableCompletionWhileFull(kind: ResumableKind) async throws {
+        let sample = try SampleDirectory()
+        let uploads = sample.path + "/uploads"
+        var configuration = ReceiverConfiguration(directory: uploads)
+        let outbox = try UploadEventOutbox(directory: sample.path + "/events", maxCount: 1)
+        configuration.events = outbox
+        let blocker = try await outbox.record(UploadEvent.postFinish, upload: Self.upload("/earlier"))
+        let crash = CompletionCrashTests()
+        let content = CompletionCrashTests.content
+        let (refused, recorded) = try await crash.withFaultyServer(configuration: configuration, fault: StepFault(.fail, at: .formPartMoved)) { port -> (UploadResponse, [String]) in
+            let base = "http://127.0.0.1:\(port)"
+            switch kind {
+            case .tus:
+                let url = try await crash.createTus(base: base)
+                let refused = try await crash.tus("PATCH", url, body: content, headers: [CompletionCrashTests.uploadOffset: "0"])
+                try FileManager.default.removeItem(atPath: outbox.directory + "/" + blocker.id + ".json")
+                #expect(try await crash.tus("HEAD", url).headers[CompletionCrashTests.uploadOffset] == String(content.count))
+                _ = try await crash.completedOnce(tusURL: url, in: uploads)
+                return (refused, try FileManager.default.contentsOfDirectory(atPath: outbox.directory))
+            default:
+                let url = try await crash.createDraft(base: base)
+                let completion: HTTPFields = [CompletionCrashTests.uploadOffset: String(content.count), CompletionCrashTests.uploadComplete: "?1"]
+                let refused = try await crash.draft(.patch, url, body: [], headers: completion)
+                try FileManager.default.removeItem(atPath: outbox.directory + "/" + blocker.id + ".json")
+                try crash.checkDraftReceipt(try await crash.draft(.patch, url, body: [], headers: completion), in: uploads)
+                return (refused, try FileManager.default.contentsOfDirectory(atPath: outbox.directory))
+            }
+        }
+        #expect(refused.status == 503, "\(refused.text)")
+        #expect(refused.headers[.retryAfter] == "30", "\(refused.headers)")
+        #expect(recorded.count == 1 && recorded.first != blocker.id + ".json", "\(recorded)")
     }
 
     @Test("an event past the outbox's maxEventBytes — 5000 files with 3000-byte filenames, 3000 fields — is recorded as a summary within it: the first files in order, texts cut with …, and the whole counts in upload.truncated",

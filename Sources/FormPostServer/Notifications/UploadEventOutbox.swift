@@ -72,16 +72,33 @@ public final class UploadEventOutbox: Sendable {
         self.maxCount = maxCount
         self.maxBytes = maxBytes
         self.maxEventBytes = maxEventBytes
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        let names = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
         for name in names where name.hasPrefix(".") || (name.hasSuffix(Self.retrySuffix) && !names.contains(String(name.dropLast(Self.retrySuffix.count)) + ".json")) {
             try? FileManager.default.removeItem(atPath: directory + "/" + name)
         }
+        tally = Mutex(try Self.tally(of: directory))
+    }
+
+    /// The events waiting in `directory`, and their bytes.
+    private static func tally(of directory: String) throws -> (count: Int, bytes: Int64) {
         var count = 0, bytes: Int64 = 0
-        for name in names where !name.hasPrefix(".") && name.hasSuffix(".json") {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) where !name.hasPrefix(".") && name.hasSuffix(".json") {
             count += 1
-            bytes += Self.size(of: directory + "/" + name) ?? 0
+            bytes += size(of: directory + "/" + name) ?? 0
         }
-        tally = Mutex((count, bytes))
+        return (count, bytes)
+    }
+
+    /// Counts `count` more events of `bytes` more bytes as waiting, unless that passes a
+    /// bound: then nil, or why not (the event being `size` bytes).
+    private func reserve(count: Int, bytes: Int64, size: Int) -> String? {
+        tally.withLock { tally -> String? in
+            if count > 0, tally.count + count > maxCount { return "\(tally.count) events wait, the most the outbox holds (\(maxCount))" }
+            if bytes > 0, tally.bytes + bytes > maxBytes { return "the events waiting hold \(tally.bytes) bytes, and this one's \(size) would pass the outbox's \(maxBytes)" }
+            tally.count += count
+            tally.bytes += bytes
+            return nil
+        }
     }
 
     /// Records an event about `upload` of `type`, durably (on NIO's thread pool: it syncs
@@ -108,12 +125,12 @@ public final class UploadEventOutbox: Sendable {
         // An event recorded again (a completion taken up again) replaces its file.
         let replaced = Self.size(of: path(of: event.id))
         let (count, bytes) = (replaced == nil ? 1 : 0, Int64(data.count) - (replaced ?? 0))
-        let full = tally.withLock { tally -> String? in
-            if count > 0, tally.count + count > maxCount { return "\(tally.count) events wait, the most the outbox holds (\(maxCount))" }
-            if bytes > 0, tally.bytes + bytes > maxBytes { return "the events waiting hold \(tally.bytes) bytes, and this one's \(data.count) would pass the outbox's \(maxBytes)" }
-            tally.count += count
-            tally.bytes += bytes
-            return nil
+        var full = reserve(count: count, bytes: bytes, size: data.count)
+        if full != nil {
+            // Counted anew from the directory (events removed by hand, set aside from dead/), once.
+            let counted = try? Self.tally(of: directory)
+            if let counted { tally.withLock { $0 = counted } }
+            full = reserve(count: count, bytes: bytes, size: data.count)
         }
         if let full {
             throw ReceiverFailure.unavailable("the upload's event cannot be recorded, so the upload is refused (503): \(full) in \(directory); the hook is not taking them")
