@@ -93,13 +93,24 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Take only uploads whose URL is signed with this key (raw bytes, at least 32; see 'formpost sign'): 401 without a signature, 403 for an invalid or expired one.")
     var signingKeyFile: String?
     @Option(name: .customLong("hook-url"),
-            help: "Ask this HTTP service whether each upload may begin, before its body is read: it receives JSON about the request ({\"type\":\"pre-create\",\"upload\":{...}}) and answers 2xx to allow it, 4xx to refuse it (with its {\"error\": ...}); else the upload is answered 503. See --hook-events for the events it is told.")
+            help: "Ask this HTTP service whether each upload may begin, before its body is read: it receives JSON about the request ({\"type\":\"pre-create\",\"upload\":{...}}) and answers with a verdict: 2xx with {\"allow\": true} (optionally \"maxBytes\" and \"metadata\") allows it; 2xx with {\"allow\": false} (optionally \"status\" 4xx, \"message\") or a 4xx (with its {\"error\": ...}) refuses it (403 by default). Anything else — an empty, HTML or other body, a redirect (never followed), a 5xx, no complete answer within --hook-timeout, no connection — is no verdict: the upload is answered 503 with Retry-After, nothing stored. A user:password@ in the URL is sent as Basic authorization and never logged. See --hook-events for the events it is told.")
     var hookURL: String?
-    @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has to answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
+    @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has for each exchange, from connecting to the last byte of its answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
     var hookTimeout: Double = 5
     @Option(name: .customLong("hook-events"),
-            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
+            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too, each event on its own schedule (see --events-max-age)), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
     var hookEvents = "pre-create"
+    @Option(name: .customLong("events-max-count"),
+            help: "The most events (post-finish, post-terminate) that may wait in the outbox for the hook; past it, uploads whose event cannot be recorded are answered 503 with Retry-After (nothing stored), rather than an event being dropped.")
+    var eventsMaxCount = UploadEventOutbox.defaultMaxCount
+    @Option(name: .customLong("events-max-bytes"), help: "The most bytes the events waiting in the outbox may hold (bytes or K/M/G); past it, as past --events-max-count.")
+    var eventsMaxBytes = "64M"
+    @Option(name: .customLong("events-max-attempts"),
+            help: "The most attempts to post an event before it is given up on: moved to dead/ in the outbox, logged at error level, counted in formpost_events_dead_lettered_total (default: no bound but --events-max-age).")
+    var eventsMaxAttempts: Int?
+    @Option(name: .customLong("events-max-age"),
+            help: "Seconds after its first failed attempt that an event is still posted (each on its own schedule: 1, 2, 4… s apart, at most 60, with jitter); then it is given up on as past --events-max-attempts.")
+    var eventsMaxAge: Double = 86_400
     @Option(name: .customLong("log-format"),
             help: "text (the default: one line per message, fields as key=value) or json (one JSON object per line: time, level, label, source, message and each field — a request's method, path, status, bytes, duration, client, upload).")
     var logFormat = "text"
@@ -175,13 +186,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let hookURL {
             guard let url = URL(string: hookURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
-                throw fail(UsageError("--hook-url \(hookURL): expected an http or https URL"))
+                throw fail(UsageError("--hook-url \(UploadAuthorizationHook.redacted(hookURL)): expected an http or https URL"))
             }
             guard hookTimeout > 0, hookTimeout <= 3600 else { throw fail(UsageError("--hook-timeout \(hookTimeout): expected seconds between 0 and 3600")) }
             let timeout = Duration.milliseconds(Int64(hookTimeout * 1000))
             if events.contains("pre-create") { hook = UploadAuthorizationHook(url: hookURL, timeout: timeout) }
             if !events.isDisjoint(with: [UploadEvent.postFinish, UploadEvent.postTerminate]) { eventHook = UploadEventHook(url: hookURL, timeout: timeout) }
         }
+        guard eventsMaxCount > 0 else { throw fail(UsageError("--events-max-count must be positive")) }
+        guard let eventsBytes = ByteSize.parse(eventsMaxBytes), eventsBytes > 0 else {
+            throw fail(UsageError("--events-max-bytes \(eventsMaxBytes): expected bytes or K/M/G"))
+        }
+        guard eventsMaxAttempts.map({ $0 > 0 }) ?? true else { throw fail(UsageError("--events-max-attempts must be positive")) }
+        guard eventsMaxAge > 0, eventsMaxAge <= 315_360_000 else { throw fail(UsageError("--events-max-age \(eventsMaxAge): expected seconds between 0 and ten years")) }
         guard maxConnectionsPerAddress > 0 else { throw fail(UsageError("--max-connections-per-address must be positive")) }
         var trustedProxies: TrustedProxies
         do {
@@ -234,12 +251,15 @@ struct ServeCommand: AsyncParsableCommand {
         var delivery: UploadEventDelivery?
         do {
             if let eventHook {
-                let outbox = try UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events")
+                let outbox = try UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events", maxCount: eventsMaxCount, maxBytes: eventsBytes)
                 configuration.events = outbox
                 // The receivers record every kind of event; those not asked for are dropped here.
-                delivery = UploadEventDelivery(outbox: outbox) { event in
+                var eventDelivery = UploadEventDelivery(outbox: outbox) { event in
                     if events.contains(event.type) { try await eventHook.deliver(event) }
                 }
+                eventDelivery.maxAttempts = eventsMaxAttempts
+                eventDelivery.maxAge = .milliseconds(Int64(eventsMaxAge * 1000))
+                delivery = eventDelivery
             }
             receiver = try UploadReceiver(configuration: configuration)
         } catch {

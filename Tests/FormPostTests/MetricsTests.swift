@@ -98,7 +98,7 @@ struct MetricsTests {
         router.post("hook") { request, _ -> Response in
             let data = Data(buffer: try await request.body.collect(upTo: 1 << 20))
             let refused = String(decoding: data, as: UTF8.self).contains("Bearer bad")
-            return Response(status: refused ? .forbidden : .noContent)
+            return refused ? Response(status: .forbidden) : Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"allow": true}"#)))
         }
         try await whileRunning({ onStarted in
             Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),

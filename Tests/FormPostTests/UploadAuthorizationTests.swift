@@ -24,7 +24,7 @@ struct UploadAuthorizationTests {
     }
 
     /// Runs `body` with the port of a hook on 127.0.0.1: `POST /hook` allows a request carrying
-    /// `Authorization: Bearer good` (204) and refuses others with 403 `{"error":"bad token"}`;
+    /// `Authorization: Bearer good` (`{"allow": true}`) and refuses others with 403 `{"error":"bad token"}`;
     /// `POST /slow` answers after a minute.
     static func withHook<T: Sendable>(_ received: Received, _ body: @Sendable (Int) async throws -> T) async throws -> T {
         let router = Router(context: BasicRequestContext.self)
@@ -33,7 +33,9 @@ struct UploadAuthorizationTests {
             received.add(data)
             let upload = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["upload"] as? [String: Any]
             let headers = upload?["headers"] as? [String: [String]]
-            if headers?["authorization"] == ["Bearer good"] { return Response(status: .noContent) }
+            if headers?["authorization"] == ["Bearer good"] {
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: #"{"allow": true}"#)))
+            }
             return Response(status: .forbidden, headers: [.contentType: "application/json"],
                             body: .init(byteBuffer: ByteBuffer(string: #"{"error":"bad token"}"#)))
         }

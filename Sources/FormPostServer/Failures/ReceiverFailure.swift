@@ -12,6 +12,9 @@ enum ReceiverFailure: Error {
     /// The file system is full (or the quota reached): 507.
     case insufficientStorage(String)
     case storage(String)
+    /// The upload cannot be taken now, though nothing is wrong with it (the outbox of
+    /// events is full): 503 with `Retry-After`; the detail is for the log.
+    case unavailable(String)
     case methodNotAllowed(String)
     case unsupportedMediaType(String)
 }

@@ -19,7 +19,10 @@ import HTTPTypes
 /// - `formpost_hook_calls_total{event, outcome}` — calls to the HTTP hooks
 ///   (``UploadAuthorizationHook``, ``UploadEventHook``): `event` `pre-create` with
 ///   `outcome` `allowed`, `denied` or `failed` (no usable answer), or `post-finish` /
-///   `post-terminate` with `delivered` or `failed` (offered again later).
+///   `post-terminate` with `delivered` or `failed` (offered again later);
+/// - `formpost_events_dead_lettered_total{event}` — events given up on after their last
+///   attempt (``UploadEventDelivery/maxAttempts``, ``UploadEventDelivery/maxAge``) and moved
+///   to the outbox's `dead/` directory: `event` `post-finish` or `post-terminate`.
 enum ReceiverMetrics {
     /// What became of an upload, as the `outcome` label says it.
     enum Outcome: String, Sendable {
@@ -47,6 +50,11 @@ enum ReceiverMetrics {
     /// Counts a call to a hook about `event` that ended with `outcome`.
     static func hookCall(_ event: String, _ outcome: String) {
         Counter(label: "formpost_hook_calls_total", dimensions: [("event", event), ("outcome", outcome)]).increment()
+    }
+
+    /// Counts an event of type `event` given up on.
+    static func deadLettered(_ event: String) {
+        Counter(label: "formpost_events_dead_lettered_total", dimensions: [("event", event)]).increment()
     }
 
     /// Counts a request of `method` answered with `status` after `duration`. The method is

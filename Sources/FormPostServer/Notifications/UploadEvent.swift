@@ -10,6 +10,12 @@ import Multipart
 ///
 /// ``id`` is the same on every delivery of one event: an application that must act once
 /// keeps the ids it has acted on.
+///
+/// An event is held to ``UploadEventOutbox/maxEventBytes`` of JSON (256 KiB by default): a
+/// larger one — a form of thousands of files or long values — is summarised
+/// (``summarised(within:)``), its receipt listing its first files and fields only, long
+/// texts cut, and `upload.truncated` giving the whole upload's counts:
+/// `"truncated":{"fields":3000,"files":5000,"metadata":0}`.
 public struct UploadEvent: Codable, Equatable, Sendable {
     /// The upload the event is about.
     public struct Upload: Codable, Equatable, Sendable {
@@ -26,15 +32,21 @@ public struct UploadEvent: Codable, Equatable, Sendable {
         /// The metadata the upload's authorization granted (``UploadGrant/metadata``), or
         /// nil when it granted none (absent from the JSON then).
         public let metadata: [String: String]?
+        /// How large the upload's description was when the event had to be summarised to
+        /// fit ``UploadEventOutbox/maxEventBytes`` (``UploadEvent/summarised(within:)``);
+        /// nil, and absent from the JSON, when it is whole.
+        public let truncated: Truncation?
 
         /// Creates the description of an upload.
-        public init(protocol: UploadProtocol, method: String, path: String, client: String?, receipt: Receipt, metadata: [String: String]? = nil) {
+        public init(protocol: UploadProtocol, method: String, path: String, client: String?, receipt: Receipt, metadata: [String: String]? = nil,
+                    truncated: Truncation? = nil) {
             self.protocol = `protocol`
             self.method = method
             self.path = path
             self.client = client
             self.receipt = receipt
             self.metadata = metadata
+            self.truncated = truncated
         }
     }
 

@@ -1,28 +1,27 @@
 import AsyncHTTPClient
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-import NIOCore
 
 /// An HTTP service that takes ``UploadEvent``s, as `formpost serve --hook-events post-finish`
 /// posts them to `--hook-url`: each event is `POST`ed to ``url`` as its JSON
-/// (`Content-Type: application/json`); any 2xx answer within ``timeout`` takes it, anything
-/// else (another status, no answer, no connection) does not, and it is posted again later.
+/// (`Content-Type: application/json`); a `2xx` answer, read to its last byte within
+/// ``timeout``, takes it; anything else — another status (a `3xx` too: redirects are never
+/// followed), no complete answer in time, no connection — does not, and it is posted again
+/// later. The URL's `user:password@`, if any, is sent as `Authorization: Basic` and never
+/// logged.
 public struct UploadEventHook: Sendable {
     /// Where events are posted.
     public let url: String
-    /// How long the service has to answer, from connecting to the last byte of its answer.
+    /// How long the whole exchange may take: connecting, sending, and the answer to its last byte.
     public let timeout: Duration
-    /// The client that posts: AsyncHTTPClient's shared one unless given.
+    /// The client that posts: by default one of the hooks' own that follows no redirect,
+    /// made once per process and never shut down (see ``UploadAuthorizationHook/client``).
     public let client: HTTPClient
 
-    /// Creates a hook posting to `url` (`http` or `https`) with `client`, answered within `timeout`.
-    public init(url: String, timeout: Duration = .seconds(5), client: HTTPClient = .shared) {
+    /// Creates a hook posting to `url` (`http` or `https`) with `client` (nil: the hooks'
+    /// own, which follows no redirect), answered within `timeout`.
+    public init(url: String, timeout: Duration = .seconds(5), client: HTTPClient? = nil) {
         self.url = url
         self.timeout = timeout
-        self.client = client
+        self.client = client ?? HookExchange.client
     }
 
     /// Posts `event`; returns once the service took it.
@@ -39,20 +38,13 @@ public struct UploadEventHook: Sendable {
     }
 
     private func post(_ event: UploadEvent) async throws {
-        var post = HTTPClientRequest(url: url)
-        post.method = .POST
-        post.headers.add(name: "Content-Type", value: "application/json")
-        post.body = .bytes(ByteBuffer(bytes: UploadReceiver.encodeJSON(event)))
-        let (seconds, attoseconds) = timeout.components
-        let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        let status: UInt
+        let hook = HookURL(url)
+        let answer: HookExchange.Answer
         do {
-            let response = try await client.execute(post, deadline: deadline)
-            _ = try await response.body.collect(upTo: UploadAuthorizationHook.maxAnswerBytes)
-            status = response.status.code
+            answer = try await HookExchange(url: hook, timeout: timeout, client: client).post(UploadReceiver.encodeJSON(event))
         } catch {
-            throw UploadEventHookError.noAnswer(url: url, cause: "\(error)")
+            throw UploadEventHookError.noAnswer(url: hook.redacted, cause: "\(error)")
         }
-        guard (200..<300).contains(status) else { throw UploadEventHookError.refused(url: url, status: Int(status)) }
+        guard (200..<300).contains(answer.status) else { throw UploadEventHookError.refused(url: hook.redacted, status: answer.status) }
     }
 }

@@ -68,7 +68,7 @@ public struct UploadReceiver: Sendable {
         } catch {
             response = Self.errorResponse(for: error, endsExchange: !bodyFinished && request.declaresBody)
             switch error {
-            case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
+            case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail), ReceiverFailure.unavailable(let detail):
                 logger.error("\(request.method) \(request.loggedPath): \(detail)")
             case let failure as ObjectStorageError:
                 logger.error("\(request.method) \(request.loggedPath): \(failure)")
@@ -148,6 +148,7 @@ public struct UploadReceiver: Sendable {
         let (message, status) = errorAnswer(for: error)
         var response = json(ErrorBody(error: message), status: status, endsExchange: endsExchange)
         if status == .methodNotAllowed { response.headers[.allow] = "POST" }
+        if case ReceiverFailure.unavailable = error { response.headers[.retryAfter] = String(UploadEventOutbox.retryAfterSeconds) }
         return response
     }
 
@@ -168,6 +169,8 @@ public struct UploadReceiver: Sendable {
             return ("The server has no room left to store the upload.", .init(code: 507, reasonPhrase: "Insufficient Storage"))
         case ReceiverFailure.storage:
             return ("The upload could not be stored.", .internalServerError)
+        case ReceiverFailure.unavailable:
+            return ("The upload cannot be taken now: the server is still delivering earlier uploads' events. Try again later.", .serviceUnavailable)
         case let failure as ObjectStorageError:
             // A store still failing after the retries its requests get: the client may try
             // again later; one that refuses (credentials, permissions) is the server's fault.

@@ -183,7 +183,7 @@ public struct ResumableUploadReceiver: Sendable {
         } catch {
             let (message, status) = UploadReceiver.errorAnswer(for: error)
             switch error {
-            case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail):
+            case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail), ReceiverFailure.unavailable(let detail):
                 logger.error("\(request.method) \(request.loggedPath): \(detail)")
             case let failure as ObjectStorageError:
                 logger.error("\(request.method) \(request.loggedPath): \(failure)")
@@ -192,6 +192,7 @@ public struct ResumableUploadReceiver: Sendable {
             }
             response = UploadReceiver.json(ErrorBody(error: message), status: status)
             if let failure = error as? ObjectStorageError, failure.isTransient { response.headers[.retryAfter] = "5" }
+            if case ReceiverFailure.unavailable = error { response.headers[.retryAfter] = String(UploadEventOutbox.retryAfterSeconds) }
         }
         line.log(request, answered: response,
                  upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)

@@ -169,6 +169,11 @@ public struct TusReceiver: Sendable {
             if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
         } catch let failure as ObjectUploadFailure {
             response = Self.answer(failure.status, message: failure.message)
+        } catch ReceiverFailure.unavailable(let detail) {
+            logger.error("\(request.method) \(request.loggedPath): \(detail)")
+            let (message, status) = UploadReceiver.errorAnswer(for: ReceiverFailure.unavailable(detail))
+            response = Self.answer(status, message: message)
+            response.headers[.retryAfter] = String(UploadEventOutbox.retryAfterSeconds)
         } catch ReceiverFailure.insufficientStorage(let detail) {
             logger.error("\(request.method) \(request.loggedPath): \(detail)")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
