@@ -301,7 +301,9 @@ public struct TusReceiver: Sendable {
     private func delete(_ id: String) async throws -> ReceiverResponse {
         guard let token = locks.acquire(id) else { throw TusFailure(.locked, "the upload is being appended to") }
         defer { locks.release(id, token: token) }
-        let (info, _) = try await current(id, held: true)
+        // A completion that did not finish is not finished now: as the draft's, an upload
+        // whose receipt no answer gave is removed whole, and only a stored one keeps its file.
+        let (info, _) = try await current(id, held: true, finishing: false)
         let (store, ended) = (self.store, info.event(basePath: basePath))
         try await threadPool.runIfActive {
             // Recorded first: an end the application will not hear of is never answered.
@@ -531,12 +533,12 @@ public struct TusReceiver: Sendable {
     /// The upload `id` and its offset (its length once complete — also when a completion
     /// stores it meanwhile). What a completion that stopped left is finished: the leftover
     /// data of a complete upload is removed, and (`held`) a recorded completion whose data
-    /// is already linked is saved complete.
+    /// is already linked is saved complete, unless not `finishing`.
     ///
     /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (which is
     ///   removed, now if no other request holds it — `held`: the caller does — else by a later
     ///   sweep); a failure to finish a completion.
-    private func current(_ id: String, held: Bool = false) async throws -> (TusUploadInfo, Int64) {
+    private func current(_ id: String, held: Bool = false, finishing: Bool = true) async throws -> (TusUploadInfo, Int64) {
         let (store, lifetime, unverified, locks, digests, basePath) = (self.store, self.lifetime, self.unverified, self.locks, self.digests, self.basePath)
         return try await threadPool.runIfActive {
             guard let info = store.load(id, as: TusUploadInfo.self) else { throw TusFailure(.notFound, "no such upload") }
@@ -548,7 +550,7 @@ public struct TusReceiver: Sendable {
                 store.removeData(id)
                 return (info, info.length)
             }
-            if held, let completion = info.completing, store.isLinked(id, as: completion) {
+            if held, finishing, let completion = info.completing, store.isLinked(id, as: completion) {
                 let done = info.completed(id: id, as: completion)
                 try store.complete(id, as: completion, pending: info, done: done, announcing: done.event(basePath: basePath))
                 return (done, done.length)
