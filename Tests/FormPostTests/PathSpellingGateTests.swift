@@ -35,11 +35,14 @@ struct PathSpellingGateTests {
         case notFound
         /// A method the target does not take; it begins nothing.
         case methodNotAllowed
+        /// `OPTIONS` of a receiver: what it takes, and nothing begun.
+        case options
 
         func status(behind gate: Gate) -> Int {
             switch self {
             case .notFound: 404
             case .methodNotAllowed: 405
+            case .options: 204
             case .creation(let tusPut):
                 switch gate {
                 case .signature: 401
@@ -55,28 +58,39 @@ struct PathSpellingGateTests {
             case .creation: "creation"
             case .notFound: "404"
             case .methodNotAllowed: "405"
+            case .options: "OPTIONS"
             }
         }
     }
 
-    /// The spellings, each for POST, PUT and PATCH, and what each is.
+    /// The spellings, each for POST, PUT, PATCH and OPTIONS, and what each is.
     static let rows: [(method: String, path: String, expected: Expected)] = {
         var rows: [(String, String, Expected)] = []
-        for method in ["POST", "PUT", "PATCH"] {
-            let begins = method != "PATCH"
+        for method in ["POST", "PUT", "PATCH", "OPTIONS"] {
+            let begins = method == "POST" || method == "PUT"
             // The tus base path with one trailing slash creates: gated.
-            rows.append((method, "/files/", begins ? .creation(tusPut: method == "PUT") : .methodNotAllowed))
+            rows.append((method, "/files/", begins ? .creation(tusPut: method == "PUT") : method == "OPTIONS" ? .options : .methodNotAllowed))
             // Paths under a base path that name no upload: 404 whatever the method.
             for path in ["/files//", "/files/.", "/files/%2e", "/files/%2E%2E", "/uploads/", "/uploads//", "/uploads/."] {
                 rows.append((method, path, .notFound))
             }
             // Any other spelling is no tus path: a draft creation (it asks with Upload-Complete), gated.
             for path in ["//files", "/FILES", "/files%2f", "/upload/", "//upload", "/./files"] {
+                // (OPTIONS with Upload-Complete asks the draft for a creation, which it takes by POST or PUT alone.)
                 rows.append((method, path, begins ? .creation(tusPut: false) : .methodNotAllowed))
             }
         }
         return rows
     }()
+
+    /// tus's `X-HTTP-Method-Override` on a `POST`: taken for the method it names by the tus
+    /// receiver, and still gated as the `POST` it is on the base path.
+    static let overrides: [(path: String, override: String, expected: Expected)] = [
+        ("/files", "PATCH", .creation(tusPut: true)),
+        ("/files/", "PUT", .creation(tusPut: true)),
+        ("/files//", "POST", .notFound),
+        ("/files/.", "PATCH", .notFound),
+    ]
 
     /// A request of `method` on `path` (sent as is) that both a tus and a draft receiver
     /// would take for a creation of a 5-byte upload, with its 5 bytes.
@@ -114,7 +128,7 @@ struct PathSpellingGateTests {
         return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
     }
 
-    @Test("every spelling of a path, for POST, PUT and PATCH: a creation only on the tus path itself (with or without one trailing /) or as what it is, and each one gated; nothing else creates, nothing is stored",
+    @Test("every spelling of a path, for POST, PUT, PATCH and OPTIONS, and POST with X-HTTP-Method-Override: a creation only on the tus path itself (with or without one trailing /) or as what it is, and each one gated; nothing else creates, nothing is stored",
           .timeLimit(.minutes(3)), arguments: Gate.allCases)
     func spellings(gate: Gate) async throws {
         let sample = try SampleDirectory()
@@ -130,11 +144,17 @@ struct PathSpellingGateTests {
                     guard tus.contains(" 201 "), draft.contains(" 201 ") else { throw Subprocess.Failure(description: "the uploads that fill the places: \(tus), \(draft)") }
                 }
                 let before = Self.stored(in: directory)
-                let answers = try Self.rows.map { row in try RawSocket.sendAndReadStatusLine(port: port, bytes: Self.request(row.method, row.path)) }
+                var answers = try Self.rows.map { row in try RawSocket.sendAndReadStatusLine(port: port, bytes: Self.request(row.method, row.path)) }
+                for row in Self.overrides {
+                    var bytes = Self.request("POST", row.path)
+                    bytes.insert(contentsOf: Array("X-HTTP-Method-Override: \(row.override)\r\n".utf8), at: bytes.count - "\r\nhello".utf8.count)
+                    answers.append(try RawSocket.sendAndReadStatusLine(port: port, bytes: bytes))
+                }
                 return (answers, before, Self.stored(in: directory))
             }
         }
-        for (row, answer) in zip(Self.rows, answers) {
+        let sent = Self.rows + Self.overrides.map { (method: "POST (\($0.override))", path: $0.path, expected: $0.expected) }
+        for (row, answer) in zip(sent, answers) {
             let status = answer.split(separator: " ").dropFirst().first.flatMap { Int($0) }
             #expect(status == row.expected.status(behind: gate), "\(gate): \(row.method) \(row.path) (\(row.expected)) answered \(answer)")
         }

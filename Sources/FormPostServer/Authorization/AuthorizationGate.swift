@@ -32,7 +32,7 @@ struct AuthorizationGate: Sendable {
             RequestLogLine().log(request, answered: response, details: ["refused": "upload not authorized"], to: logger)
             return response
         case .unavailable(let cause):
-            logger.error("\(request.method) \(request.loggedPath) 503 client=\(request.loggedClient): the upload could not be authorized: \(cause)")
+            logger.error("\(request.method) \(request.loggedPath) 503 client=\(request.loggedClient): the upload could not be authorized: \(RequestLogLine.redacting("\(cause)"))")
             var response = EarlyRefusal.response(Self.unavailableMessage, status: .serviceUnavailable, request: request)
             response.headers[.retryAfter] = String(UploadAuthorization.retryAfterSeconds)
             RequestLogLine().log(request, answered: response, details: ["refused": "authorization unavailable"], to: logger)

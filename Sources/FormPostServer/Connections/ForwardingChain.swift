@@ -12,8 +12,10 @@ enum ForwardingChain {
     static func hops(in fields: HTTPFields, reading read: ForwardedField = .xForwardedFor) -> [ForwardedNode?]? {
         switch read {
         case .forwarded:
+            // Each field line on its own: a quote a client left open swallows nothing of a
+            // line a proxy added.
             let values = fields[values: .forwarded]
-            return values.isEmpty ? nil : elements(of: values.joined(separator: ",")).map(parseElement)
+            return values.isEmpty ? nil : values.flatMap { elements(of: $0).map(parseElement) }
         case .xForwardedFor:
             let values = fields[values: .xForwardedFor]
             return values.isEmpty ? nil : parseForwardedFor(values.joined(separator: ","))
@@ -27,7 +29,8 @@ enum ForwardingChain {
     }
 
     /// The elements of the `Forwarded` value `value`: split at the commas that are not in a
-    /// quoted string. An unclosed quoted string runs to the end of the value.
+    /// quoted string. After a quote that is never closed, at every comma: what a client
+    /// wrote cannot swallow the elements a proxy appended after it.
     static func elements(of value: String) -> [Substring] {
         var elements: [Substring] = []
         var start = value.startIndex, index = value.startIndex
@@ -46,7 +49,11 @@ enum ForwardingChain {
             }
             index = value.index(after: index)
         }
-        elements.append(value[start...])
+        if quoted {
+            elements += value[start...].split(separator: ",", omittingEmptySubsequences: false)
+        } else {
+            elements.append(value[start...])
+        }
         return elements
     }
 

@@ -64,21 +64,21 @@ struct UploadRoutes: Sendable {
             // past 1 MiB) gets it at once instead of after its own timeout.
             await request.connection?.sendInterim(.continue, fields: [:])
         }
-        // A creation answers its upload's Location: with signed URLs, bound to the upload.
-        let bind = route.beginning == nil ? nil : signatureGate
-        switch route.resumableReceiver {
-        case .tus?:
-            guard let tus else { break }
-            guard let bind else { return await tus.respond(to: request) }
-            let binding = bind.bindingLocations(of: &request, lifetime: tus.expiry)
-            return binding(await tus.respond(to: request))
-        case .ietf?:
-            guard let resumable else { break }
-            guard let bind else { return await resumable.respond(to: request) }
-            let binding = bind.bindingLocations(of: &request, lifetime: resumable.expiry)
-            return binding(await resumable.respond(to: request))
-        case .multipart?, nil:
-            break
+        var respond: (@Sendable (ReceiverRequest) async -> ReceiverResponse)?
+        var expiry = Duration.zero
+        if route.resumableReceiver == .tus, let tus {
+            respond = { await tus.respond(to: $0) }
+            expiry = tus.expiry
+        } else if route.resumableReceiver == .ietf, let resumable {
+            respond = { await resumable.respond(to: $0) }
+            expiry = resumable.expiry
+        }
+        if let respond {
+            // Every Location a resumable receiver answers (a creation's, a completion's) is,
+            // with signed URLs, bound to its upload.
+            guard let signatureGate else { return await respond(request) }
+            let binding = signatureGate.bindingLocations(of: &request, lifetime: max(expiry, .seconds(UploadURLSigner.maxLifetime)))
+            return binding(await respond(request))
         }
         return await receiver.respond(to: request)
     }

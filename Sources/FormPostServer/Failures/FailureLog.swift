@@ -21,11 +21,11 @@ enum FailureLog {
     /// Logs `error`, which ended the handling of `request`, to `logger` at its level.
     static func log(_ error: any Error, of request: ReceiverRequest, to logger: Logger) {
         if clientWentAway(error) {
-            logger.notice("\(request.method) \(request.loggedPath) ended by the client: \(String(reflecting: error))")
+            logger.notice("\(request.method) \(request.loggedPath) ended by the client: \(RequestLogLine.redacting(String(reflecting: error)))")
         } else if error is CancellationError {
             logger.notice("\(request.method) \(request.loggedPath) ended by the server's stop")
         } else {
-            logger.error("\(request.method) \(request.loggedPath) failed: \(String(reflecting: error))")
+            logger.error("\(request.method) \(request.loggedPath) failed: \(RequestLogLine.redacting(String(reflecting: error)))")
         }
     }
 

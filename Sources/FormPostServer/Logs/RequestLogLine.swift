@@ -64,6 +64,28 @@ struct RequestLogLine: Sendable {
     static func shortID(_ id: String) -> String {
         String(id.prefix(8))
     }
+
+    /// `text` (an error's description: an object's key, a state's path) with every upload
+    /// ID in it — a run of exactly 32 lowercase hex digits — cut to its ``shortID(_:)`` and `…`.
+    static func redacting(_ text: String) -> String {
+        let isHex = { (byte: UInt8) in (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) }
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            guard isHex(bytes[index]) else {
+                out.append(bytes[index])
+                index += 1
+                continue
+            }
+            var end = index
+            while end < bytes.count, isHex(bytes[end]) { end += 1 }
+            out += end - index == 32 ? Array(bytes[index..<(index + 8)]) + Array("…".utf8) : Array(bytes[index..<end])
+            index = end
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }
 
 extension ReceiverRequest {

@@ -69,9 +69,9 @@ public struct UploadReceiver: Sendable {
             response = Self.errorResponse(for: error, endsExchange: !bodyFinished && request.declaresBody)
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail), ReceiverFailure.unavailable(let detail):
-                logger.error("\(request.method) \(request.loggedPath): \(detail)")
+                logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(detail)"))")
             case let failure as ObjectStorageError:
-                logger.error("\(request.method) \(request.loggedPath): \(failure)")
+                logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(failure)"))")
             default:
                 break
             }

@@ -45,8 +45,9 @@ struct ReceiverRouter: Sendable {
         }
         if servesPage, reads, path == "/" { return .page }
         if resumableBasePath != nil {
-            if begins, DraftInterop.asksForResumableUpload(headers) { return .creation(.ietf) }
-            if method == .options || DraftInterop.asksForResumableUpload(headers) { return .resumable(.ietf) }
+            let asks = DraftInterop.asksForResumableUpload(headers)
+            if begins, asks { return .creation(.ietf) }
+            if method == .options || asks { return .resumable(.ietf) }
         }
         return begins ? .creation(.multipart) : .other
     }

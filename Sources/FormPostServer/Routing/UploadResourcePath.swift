@@ -24,7 +24,7 @@ enum UploadResourcePath: Equatable, Sendable {
     /// The reading of `path` under `basePath` (a path below `/` with no trailing `/`, as
     /// `ReceiverSetupError.checked(_:)` gives it).
     init(_ path: String, basePath: String) {
-        guard path.hasPrefix(basePath) else {
+        guard path.utf8.starts(with: basePath.utf8) else {
             self = .outside
             return
         }

@@ -17,10 +17,11 @@ import NIOCore
 ///   is stored); a resumable creation must declare its length (tus `Upload-Length`; the
 ///   draft's `Upload-Length`, or `Upload-Complete: ?1` with `Content-Length`), which its
 ///   receiver then holds the upload to.
-/// - A resumable upload so begun is answered a `Location` (in the `201`, and in the
-///   draft's `104`) that carries the upload's token (``UploadURLSigner/uploadLocation(_:id:expires:)``),
-///   and every later request on it must carry that token: 401 without, 403 with one that
-///   does not hold.
+/// - A resumable upload so begun is answered a `Location` (in the `201`, in the draft's
+///   `104`, and in every later answer that names it) that carries the upload's token
+///   (``UploadURLSigner/uploadLocation(_:id:expires:)``), valid for the receiver's expiry
+///   or 7 days, whichever is longer, from the answer; every later request on it must carry
+///   such a token: 401 without, 403 with one that does not hold.
 ///
 /// Everything else (the upload page, the health endpoints, `OPTIONS` of a base path, a
 /// 404) needs no signature.
@@ -54,9 +55,9 @@ struct SignatureGate: Sendable {
         }
     }
 
-    /// `response`, the answer to a creation of a resumable upload that lives `lifetime`,
-    /// with the upload's token in its `Location`; and `request` with a connection that adds
-    /// it to the `Location` of an interim answer.
+    /// `response`, an answer of a resumable receiver, with the token of the upload its
+    /// `Location` names (valid `lifetime` from now) in that `Location`; and `request` with
+    /// a connection that adds it to the `Location` of an interim answer.
     func bindingLocations(of request: inout ReceiverRequest, lifetime: Duration) -> @Sendable (ReceiverResponse) -> ReceiverResponse {
         let expires = Int64(Date().timeIntervalSince1970) + lifetime.components.seconds + 1
         let signer = self.signer

@@ -184,9 +184,9 @@ public struct ResumableUploadReceiver: Sendable {
             let (message, status) = UploadReceiver.errorAnswer(for: error)
             switch error {
             case ReceiverFailure.storage(let detail), ReceiverFailure.insufficientStorage(let detail), ReceiverFailure.unavailable(let detail):
-                logger.error("\(request.method) \(request.loggedPath): \(detail)")
+                logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(detail)"))")
             case let failure as ObjectStorageError:
-                logger.error("\(request.method) \(request.loggedPath): \(failure)")
+                logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(failure)"))")
             default:
                 if UploadReceiver.isUnexpected(error) { FailureLog.log(error, of: request, to: logger) }
             }
@@ -548,7 +548,7 @@ public struct ResumableUploadReceiver: Sendable {
                 }
                 retries.remove(id)
             } catch {
-                logger.error("upload \(RequestLogLine.shortID(id)): completing it again failed, to be tried again: \(error)")
+                logger.error("upload \(RequestLogLine.shortID(id)): completing it again failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
             }
         }
     }

@@ -90,7 +90,7 @@ extension ObjectUploadStore {
             ReceiverMetrics.upload(Info.uploadProtocol, .completed)
             return done
         } catch {
-            logger.error("upload \(RequestLogLine.shortID(id)): storing it failed, to be tried again by its next request: \(error)")
+            logger.error("upload \(RequestLogLine.shortID(id)): storing it failed, to be tried again by its next request: \(RequestLogLine.redacting("\(error)"))")
             throw error
         }
     }

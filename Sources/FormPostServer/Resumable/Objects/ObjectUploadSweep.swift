@@ -38,7 +38,7 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
         do {
             found = try await store.uploadsToSweep(expiry: expiry)
         } catch {
-            logger.warning("sweeping the uploads in the bucket: listing them failed, to be tried again: \(error)")
+            logger.warning("sweeping the uploads in the bucket: listing them failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
             return
         }
         for (id, marked) in found.completing {
@@ -58,7 +58,7 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
             } catch ObjectUploadFailure.held {
                 continue
             } catch {
-                logger.error("upload \(RequestLogLine.shortID(id)): finishing its completion failed, to be tried again: \(error)")
+                logger.error("upload \(RequestLogLine.shortID(id)): finishing its completion failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
             }
         }
         for id in found.idle {

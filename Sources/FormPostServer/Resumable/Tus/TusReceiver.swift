@@ -170,17 +170,17 @@ public struct TusReceiver: Sendable {
         } catch let failure as ObjectUploadFailure {
             response = Self.answer(failure.status, message: failure.message)
         } catch ReceiverFailure.unavailable(let detail) {
-            logger.error("\(request.method) \(request.loggedPath): \(detail)")
+            logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(detail)"))")
             let (message, status) = UploadReceiver.errorAnswer(for: ReceiverFailure.unavailable(detail))
             response = Self.answer(status, message: message)
             response.headers[.retryAfter] = String(UploadEventOutbox.retryAfterSeconds)
         } catch ReceiverFailure.insufficientStorage(let detail) {
-            logger.error("\(request.method) \(request.loggedPath): \(detail)")
+            logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(detail)"))")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
         } catch let failure as ObjectStorageError {
             // The store failing or busy (after the retries each request gets): the client
             // asks again later; a refusal (credentials, permissions) is the operator's to mend.
-            logger.error("\(request.method) \(request.loggedPath): \(failure)")
+            logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(failure)"))")
             response = failure.isTransient
                 ? Self.answer(.serviceUnavailable, message: "The object store is unavailable: try again later.")
                 : Self.answer(.internalServerError, message: "The upload could not be stored.")
@@ -196,6 +196,9 @@ public struct TusReceiver: Sendable {
     }
 
     private func route(_ request: ReceiverRequest, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
+        let target = UploadResourcePath(request.path, basePath: basePath)
+        // A path that names no upload is none, whatever the method and fields.
+        if target == .unknown || target == .outside { throw TusFailure(.notFound, "no such upload") }
         let method = try Self.method(of: request)
         if method == .options {
             return ReceiverResponse(status: .noContent, headers: [
@@ -209,7 +212,7 @@ public struct TusReceiver: Sendable {
             return response
         }
         let id: String
-        switch UploadResourcePath(request.path, basePath: basePath) {
+        switch target {
         case .collection:
             guard method == .post else { throw TusFailure(.methodNotAllowed, "create an upload with POST \(basePath)") }
             return try await create(request, client: client, granted: granted)
@@ -444,7 +447,7 @@ public struct TusReceiver: Sendable {
                 }
                 retries.remove(id)
             } catch {
-                logger.error("upload \(RequestLogLine.shortID(id)): completing it again failed, to be tried again: \(error)")
+                logger.error("upload \(RequestLogLine.shortID(id)): completing it again failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
             }
         }
     }

@@ -34,7 +34,8 @@ public struct ObjectStorage: Sendable {
     /// most self-hosted stores) rather than of the host name (`bucket.endpoint-host/key`:
     /// Amazon S3's virtual-hosted style). Chosen by itself, as AWS's SDKs choose it, when
     /// the endpoint's host is an IP address or the bucket's name is no host name label
-    /// (it has a dot, which TLS certificates of `*.s3.amazonaws.com` do not cover).
+    /// (it has a dot, which TLS certificates of `*.s3.amazonaws.com` do not cover), or the
+    /// endpoint's host is a single label such as `localhost`.
     public var pathStyle: Bool
     /// Whether `If-Match` names an ETag without its quotes. S3 compares the field with the
     /// quoted ETag it answers; Ceph's RADOS Gateway (16.2) compares it with the ETag
@@ -184,6 +185,14 @@ public struct ObjectStorage: Sendable {
         var unquoted: Bool?
         if refusedAgain, refusedStale, let etag = written.etag {
             unquoted = try await Self.matchingForm(of: etag, writing: probe, with: client)
+            if unquoted == true {
+                // The form taken must be held to as well: a stale unquoted ETag refused.
+                do {
+                    _ = try await client.send(.PUT, key: probe, fields: [("if-match", "formpost-no-such-etag")], body: .init(string: "stale"),
+                                              what: "writing a probe object with a stale unquoted If-Match", attempts: 1, timeout: .seconds(15))
+                    refusedStale = false
+                } catch let error as ObjectStorageError where error.isConditionFailure {}
+            }
         }
         _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
         guard refusedAgain, refusedStale else {
@@ -227,7 +236,8 @@ public struct ObjectStorage: Sendable {
     }
 
     /// Whether requests to `bucket` at `endpoint` must name the bucket in the path: the
-    /// endpoint's host is an IP address (`http://127.0.0.1:9000`), or the bucket's name
+    /// endpoint's host is an IP address (`http://127.0.0.1:9000`) or a single label
+    /// (`http://localhost:9000`, `http://minio:9000`), or the bucket's name
     /// is not one DNS label of lowercase letters, digits and hyphens (a dot in it breaks TLS
     /// under `*.s3.amazonaws.com`; capitals and underscores are no host name).
     static func requiresPathStyle(bucket: String, endpoint: String) -> Bool {
@@ -241,7 +251,8 @@ public struct ObjectStorage: Sendable {
         } else {
             host = authority.prefix { $0 != ":" }
         }
+        // A single label (`localhost`, `minio`) takes no bucket before it in DNS either.
         var v4 = in_addr()
-        return inet_pton(AF_INET, String(host), &v4) == 1
+        return inet_pton(AF_INET, String(host), &v4) == 1 || !host.contains(".")
     }
 }

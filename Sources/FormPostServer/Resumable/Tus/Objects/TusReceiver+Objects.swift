@@ -66,7 +66,7 @@ extension TusReceiver {
     }
 
     /// `DELETE` on object storage, under the lease: its `post-terminate` event recorded,
-    /// then everything of it removed, its stored object too.
+    /// then everything of it removed but a stored object, which stays.
     func deleteObject(_ id: String, in objects: TusObjects) async throws -> ReceiverResponse {
         try await objects.holdingLease(id) { _ in
             let state = try await objects.current(id, expiry: expiry)
