@@ -20,7 +20,9 @@ from .findings import Finding
 Rule = collections.namedtuple("Rule", "label use decided_by exempt reason platforms within", defaults=(P.APPLE, ""))
 
 RULES = [
-    Rule("HTTPClient made", re.compile(r"\bHTTPClient\s*\(|\bHTTPClient\.shared\b"), re.compile(r"\bNetworkStack\.unsupportedConfiguration\b"), (),
+    # A client made on NIOPosix's own group (a server's hooks) never reaches Network.framework.
+    Rule("HTTPClient made", re.compile(r"\bHTTPClient\s*\((?!\s*eventLoopGroup:\s*MultiThreadedEventLoopGroup\.singleton\b)|\bHTTPClient\.shared\b"),
+         re.compile(r"\bNetworkStack\.unsupportedConfiguration\b"), (),
          "async-http-client 1.37.0 NIOTransportServices/TLSConfiguration.swift:149-183 stops the process on a client "
          "certificate, private key, key log callback or .noHostnameVerification on Network.framework"),
     Rule("default event loop group", re.compile(r"\bHTTPClient\.defaultEventLoopGroup\b"), None, ("NetworkStack.swift",),

@@ -356,6 +356,7 @@ class DependencyTests(unittest.TestCase):
         self.assertEqual(self.rules("let c = HTTPClient(eventLoopGroup: g, configuration: c)\n"), {(1, "HTTPClient made")})
         self.assertEqual(self.rules("let c = HTTPClient(configuration: c)\n"), {(1, "HTTPClient made")})
         self.assertEqual(self.rules("let c = HTTPClient.shared\n"), {(1, "HTTPClient made")})
+        self.assertEqual(self.rules("let c = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: c)\n"), set())
         self.assertEqual(self.rules("let g = HTTPClient.defaultEventLoopGroup\n"), {(1, "default event loop group")})
         self.assertEqual(self.rules("let g = HTTPClient.defaultEventLoopGroup\n", path="Sources/FormPost/NetworkStack.swift"), set())
 

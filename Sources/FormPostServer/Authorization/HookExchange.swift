@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NIOCore
+import NIOPosix
 
 /// One `POST` of JSON to a hook (``UploadAuthorizationHook``, ``UploadEventHook``) and its
 /// answer, read to the last byte within a timeout that covers the whole exchange —
@@ -23,11 +24,12 @@ struct HookExchange: Sendable {
     /// The most bytes of a hook's answer that are read; a longer one is a failure.
     static let maxAnswerBytes = 64 << 10
 
-    /// The client of the hooks unless one is given: AsyncHTTPClient's, on NIO's shared event
-    /// loops, configured to follow no redirect. It is made once per process, on first use,
-    /// and lives as long as the process (like AsyncHTTPClient's `HTTPClient.shared`), so it is
-    /// never shut down.
-    static let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+    /// The client of the hooks unless one is given: AsyncHTTPClient's, on NIOPosix's shared
+    /// event loops (the server's own: sockets on every platform, never Network.framework),
+    /// configured to follow no redirect. It is made once per process, on first use, and
+    /// lives as long as the process (like AsyncHTTPClient's shared client), so it is never
+    /// shut down.
+    static let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
                                    configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
 
     /// A hook's complete answer.
