@@ -138,17 +138,17 @@ struct PathSpellingGateTests {
                 if gate == .admission {
                     // The one place per protocol taken, by a tus upload and a draft upload.
                     let tus = try RawSocket.sendAndReadStatusLine(
-                        port: port, bytes: Array("POST /files HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nTus-Resumable: 1.0.0\r\nUpload-Length: 5\r\n\r\n".utf8))
+                        port: port, bytes: Array("POST /files HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nTus-Resumable: 1.0.0\r\nUpload-Length: 5\r\n\r\n".utf8), seconds: 60)
                     let draft = try RawSocket.sendAndReadStatusLine(
-                        port: port, bytes: Array("POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nUpload-Complete: ?0\r\nContent-Length: 0\r\n\r\n".utf8))
+                        port: port, bytes: Array("POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nUpload-Complete: ?0\r\nContent-Length: 0\r\n\r\n".utf8), seconds: 60)
                     guard tus.contains(" 201 "), draft.contains(" 201 ") else { throw Subprocess.Failure(description: "the uploads that fill the places: \(tus), \(draft)") }
                 }
                 let before = Self.stored(in: directory)
-                var answers = try Self.rows.map { row in try RawSocket.sendAndReadStatusLine(port: port, bytes: Self.request(row.method, row.path)) }
+                var answers = try Self.rows.map { row in try RawSocket.sendAndReadStatusLine(port: port, bytes: Self.request(row.method, row.path), seconds: 60) }
                 for row in Self.overrides {
                     var bytes = Self.request("POST", row.path)
                     bytes.insert(contentsOf: Array("X-HTTP-Method-Override: \(row.override)\r\n".utf8), at: bytes.count - "\r\nhello".utf8.count)
-                    answers.append(try RawSocket.sendAndReadStatusLine(port: port, bytes: bytes))
+                    answers.append(try RawSocket.sendAndReadStatusLine(port: port, bytes: bytes, seconds: 60))
                 }
                 return (answers, before, Self.stored(in: directory))
             }
