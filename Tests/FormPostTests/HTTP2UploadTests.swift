@@ -72,7 +72,7 @@ struct HTTP2UploadTests {
     }
 
     @Test("an answer of 1 MiB, past HTTP/2's initial flow-control windows of 64 KiB, arrives whole: the client reopens the stream's and the connection's windows as it reads",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func largeAnswer() async throws {
         let (form, sha256, _, directory) = try await largeForm(size: 6_000_000)
         let response = try await withServer(action: { _ in .answerPadded(bytes: 1 << 20) }) { _, client, url in
@@ -279,7 +279,7 @@ struct HTTP2UploadTests {
     // long as the server holds the connection. The time limit bounds that hang; the error says
     // which limit ended it.
     @Test("a server that takes the connection and never answers the TLS handshake fails the upload after the connect timeout",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func stalledHandshake() async throws {
         let (form, _, _, directory) = try await largeForm(size: 4_300_000)
         // Accepts connections and reads nothing from them.

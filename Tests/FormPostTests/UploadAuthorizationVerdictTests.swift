@@ -122,7 +122,7 @@ extension UploadAuthorizationTests {
     }
 
     @Test("UploadAuthorizationHook with a client of the caller's that follows redirects: an allowing answer reached through a redirect is no verdict (unavailable, naming the redirect)",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func callerClientFollowingRedirects() async throws {
         try await Self.withVerdictHook(VerdictHookLog()) { hookPort in
             let following = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
