@@ -10,9 +10,14 @@ struct LocationBindingConnection: ReceiverConnection {
     var isMultiplexedStream: Bool { base.isMultiplexedStream }
 
     func sendInterim(_ status: HTTPResponse.Status, fields: HTTPFields) async {
+        await base.sendInterim(status, fields: Self.binding(fields, with: bind))
+    }
+
+    /// `fields` with their `Location`, if any, as `bind` makes it.
+    static func binding(_ fields: HTTPFields, with bind: (String) -> String) -> HTTPFields {
         var bound = fields
         if let location = fields[.location] { bound[.location] = bind(location) }
-        await base.sendInterim(status, fields: bound)
+        return bound
     }
 
     func end() {

@@ -68,7 +68,7 @@ struct SignatureGate: Sendable {
         if let connection = request.connection { request.connection = LocationBindingConnection(base: connection, bind: bind) }
         return { response in
             var bound = response
-            if let location = response.headers[.location] { bound.headers[.location] = bind(location) }
+            bound.headers = LocationBindingConnection.binding(response.headers, with: bind)
             return bound
         }
     }
