@@ -13,6 +13,9 @@ let package = Package(
         .library(name: "FormPost", targets: ["FormPost"]),
         .library(name: "FormPostFoundation", targets: ["FormPostFoundation"]),
         .library(name: "FormPostURLSession", targets: ["FormPostURLSession"]),
+        .library(name: "FormPostReceiving", targets: ["FormPostReceiving"]),
+        .library(name: "FormPostS3", targets: ["FormPostS3"]),
+        .library(name: "FormPostHooks", targets: ["FormPostHooks"]),
         .library(name: "FormPostServer", targets: ["FormPostServer"]),
         // The receivers on Vapor 4 routes: empty unless the "Vapor" trait is enabled.
         .library(name: "FormPostVapor", targets: ["FormPostVapor"]),
@@ -87,29 +90,69 @@ let package = Package(
         .target(name: "FormPostFoundation", dependencies: ["FormPost", "Multipart", "MultipartFoundation"]),
         // The URLSession transport, which brings FoundationNetworking (libcurl on Linux).
         .target(name: "FormPostURLSession", dependencies: ["FormPost", "Multipart"]),
+        // The receiving core: receivers, forms, storage (the directory and the object-store
+        // seam), the gates (signed URLs, authorization, trusted proxies, admission), routing,
+        // events, health and metrics. No HTTP framework and no HTTP client: the adapters
+        // below put it on Hummingbird or Vapor, FormPostS3 and FormPostHooks reach services.
+        .target(
+            name: "FormPostReceiving",
+            dependencies: [
+                "Multipart", "ResumableHTTP", "FormPostDigests",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // HTTP/1.1's parser errors, to tell a client gone mid-body.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Object storage over S3's API (AsyncHTTPClient, Signature Version 4): an ObjectStore.
+        .target(
+            name: "FormPostS3",
+            dependencies: [
+                "FormPostReceiving", "FormPostDigests",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // The authorization hook and the events' hook: HTTP services asked with AsyncHTTPClient.
+        .target(
+            name: "FormPostHooks",
+            dependencies: [
+                "FormPostReceiving",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The receivers on Hummingbird (UploadServer, what `formpost serve` runs); it
+        // re-exports the core, object storage and the hooks.
         .target(
             name: "FormPostServer",
             dependencies: [
-                "Multipart", "ResumableHTTP", "FormPostDigests",
-                // Requests to object storage (S3 and its compatibles).
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                "FormPostReceiving", "FormPostS3", "FormPostHooks", "Multipart",
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The receivers on Vapor's routes; its code is compiled with the "Vapor" trait only.
+        // The receivers on Vapor's routes: the core and Vapor only (no Hummingbird). Its
+        // code is compiled with the "Vapor" trait only.
         .target(
             name: "FormPostVapor",
             dependencies: [
-                "FormPostServer", "Multipart",
+                "FormPostReceiving", "Multipart",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -156,7 +199,7 @@ let package = Package(
         .executableTarget(
             name: "upload-receiver-vapor",
             dependencies: [
-                "FormPostServer", "FormPostVapor",
+                "FormPostVapor",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ],
             path: "Examples/UploadReceiverVapor"
@@ -178,6 +221,7 @@ let package = Package(
             name: "FormPostTests",
             dependencies: [
                 "Multipart", "MultipartFoundation", "FormPost", "FormPostFoundation", "FormPostURLSession", "FormPostServer",
+                "FormPostReceiving", "FormPostS3", "FormPostHooks",
                 "FormPostDigests", "FormPostVapor",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -12,7 +12,7 @@ import Darwin
 #endif
 
 #if Vapor
-import FormPostServer
+import FormPostReceiving
 import FormPostVapor
 import Vapor
 

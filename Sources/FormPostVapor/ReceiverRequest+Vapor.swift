@@ -1,5 +1,5 @@
 #if Vapor
-import FormPostServer
+@_exported import FormPostReceiving
 import HTTPTypes
 import Vapor
 

@@ -1,5 +1,5 @@
 #if Vapor
-import FormPostServer
+import FormPostReceiving
 import HTTPTypes
 import NIOHTTP1
 import Vapor
@@ -17,6 +17,18 @@ extension Response {
         if let length = response.headers[.contentLength], response.body.readableBytes == 0 {
             self.headers.replaceOrAdd(name: .contentLength, value: length)
         }
+    }
+
+    /// Vapor's answer for `response`, whose body is written at once and whose end is
+    /// written by `ending` (`.end`, or `.error` to end the exchange: Vapor then closes the
+    /// connection, or resets the HTTP/2 stream, after the body's bytes).
+    convenience init(_ response: ReceiverResponse, ending: @escaping @Sendable (any AsyncBodyStreamWriter) async throws -> Void) {
+        self.init(response)
+        let bytes = response.body
+        body = Body(asyncStream: { writer in
+            if bytes.readableBytes > 0 { try await writer.write(.buffer(bytes)) }
+            try await ending(writer)
+        }, count: bytes.readableBytes)
     }
 }
 #endif

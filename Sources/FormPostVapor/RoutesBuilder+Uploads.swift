@@ -1,53 +1,64 @@
 #if Vapor
-import FormPostServer
+import FormPostReceiving
 import Vapor
 
 extension RoutesBuilder {
     /// Mounts FormPost's receivers as `formpost serve` answers, every route streaming its
-    /// body: multipart forms on `POST path` (``FormPostServer/UploadReceiver``); with
+    /// body: multipart forms on `POST path` (``FormPostReceiving/UploadReceiver``); with
     /// `resumable`, a `POST` or `PUT` there that asks for a resumable upload
-    /// (`Upload-Complete`) creates one (``FormPostServer/ResumableUploadReceiver``), whose
+    /// (`Upload-Complete`) creates one (``FormPostReceiving/ResumableUploadReceiver``), whose
     /// resources answer under its base path; with `tus`, tus 1.0 under its base path.
-    /// With `uploadPage`, `GET path` (and `HEAD`) answers ``FormPostServer/UploadPage``,
-    /// which sends its files to `path`: resumable uploads when `resumable` takes forms, one
-    /// request each form otherwise.
-    /// Mount them on the application itself, not a group with a prefix: the receivers'
-    /// `Location`s are the absolute paths they were given. `path` must not be tus's or the
-    /// draft's base path (their routes would take each other's requests): that traps. What `formpost serve` adds
-    /// around the receivers (`UploadServer`: signed URLs, authorization, health, metrics,
-    /// trusted proxies, connection limits) is not mounted here.
+    /// With `uploadPage`, `GET path` (and `HEAD`) answers ``FormPostReceiving/UploadPage``,
+    /// which sends its files to `path`. No gate: ``receiveUploads(at:routes:)`` mounts the
+    /// same receivers with signed URLs, authorization, trusted proxies, health and metrics.
     public func receiveUploads(at path: String = "/upload", receiver: UploadReceiver, tus: TusReceiver? = nil,
                                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = false) {
+        receiveUploads(at: path, routes: UploadRoutesConfiguration(receiver: receiver, tus: tus, resumable: resumable,
+                                                                   pagePath: uploadPage ? path : nil))
+    }
+
+    /// Mounts ``FormPostReceiving/UploadRoutes`` of `routes` — the receivers and their gates,
+    /// as `formpost serve` answers — every route streaming its body: multipart forms (and
+    /// the IETF draft's creations) on `POST` and `PUT path`, tus under its base path, the
+    /// draft's uploads under theirs, the upload page on `GET` ``FormPostReceiving/UploadRoutesConfiguration/pagePath``,
+    /// and `/healthz`, `/readyz` and `/metrics` when configured.
+    ///
+    /// Vapor finds the route by the path with its empty segments dropped; the routes then
+    /// decide again from the path as the client sent it, as they do on Hummingbird, so that
+    /// a path spelled differently (`//files`, `/files/.`) is gated and answered as
+    /// `formpost serve` answers it. Mount them on the application itself, not a group with
+    /// a prefix: the receivers' `Location`s are the absolute paths they were given. `path`
+    /// must not be tus's or the draft's base path (their routes would take each other's
+    /// requests): that traps.
+    public func receiveUploads(at path: String = "/upload", routes: UploadRoutesConfiguration) {
         let formPath = Self.components(path)
-        precondition(tus.map { Self.components($0.basePath) != formPath } ?? true, "receiveUploads: the forms' path is tus's base path")
-        precondition(resumable.map { Self.components($0.basePath) != formPath } ?? true, "receiveUploads: the forms' path is the draft's base path")
-        if uploadPage {
-            let takesForms = resumable?.takesForms == true
+        precondition(routes.tus.map { Self.components($0.basePath) != formPath } ?? true, "receiveUploads: the forms' path is tus's base path")
+        precondition(routes.resumable.map { Self.components($0.basePath) != formPath } ?? true,
+                     "receiveUploads: the forms' path is the draft's base path")
+        let answering = UploadRoutes(routes)
+        let respond: @Sendable (Request) async -> Response = { request in
+            await VaporReceiving.answer(request) { await answering.respond(to: $0) }
+        }
+        var targets: [(methods: [HTTPMethod], path: [PathComponent])] = [([.POST, .PUT, .OPTIONS], formPath)]
+        if let pagePath = routes.pagePath {
             // Vapor answers a HEAD with the GET route when no HEAD route is registered.
-            get(formPath) { request -> Response in
-                Response(UploadPage.response(head: request.method == .HEAD, resumable: takesForms))
-            }
+            targets.append(([.GET], Self.components(pagePath)))
         }
-        for method in [HTTPMethod.POST, .PUT] {
-            on(method, formPath, body: .stream) { request async -> Response in
-                if let resumable, resumable.handles(request) { return await resumable.respond(to: request) }
-                return await receiver.respond(to: request)
-            }
-        }
-        if let tus {
+        let everyMethod: [HTTPMethod] = [.POST, .PUT, .HEAD, .GET, .PATCH, .DELETE, .OPTIONS]
+        if let tus = routes.tus {
             let base = Self.components(tus.basePath)
-            for method in [HTTPMethod.POST, .HEAD, .GET, .PATCH, .DELETE, .OPTIONS] {
-                for target in [base, base + [.catchall]] {
-                    on(method, target, body: .stream) { request async -> Response in await tus.respond(to: request) }
-                }
-            }
+            targets += [(everyMethod, base), (everyMethod, base + [.catchall])]
         }
-        if let resumable {
-            let resources = Self.components(resumable.basePath) + [.catchall]
-            for method in [HTTPMethod.HEAD, .GET, .PATCH, .DELETE, .OPTIONS] {
-                on(method, resources, body: .stream) { request async -> Response in await resumable.respond(to: request) }
-            }
-            on(.OPTIONS, formPath, body: .stream) { request async -> Response in await resumable.respond(to: request) }
+        if let resumable = routes.resumable {
+            let base = Self.components(resumable.basePath)
+            targets += [(everyMethod, base), (everyMethod, base + [.catchall])]
+        }
+        if routes.health != nil {
+            targets += [([.GET], Self.components(ServerHealth.livenessPath)), ([.GET], Self.components(ServerHealth.readinessPath))]
+        }
+        if routes.metrics != nil { targets.append(([.GET], Self.components(MetricsEndpoint.path))) }
+        for (methods, target) in targets {
+            for method in methods { on(method, target, body: .stream, use: respond) }
         }
     }
 

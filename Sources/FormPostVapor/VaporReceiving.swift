@@ -1,23 +1,34 @@
 #if Vapor
-import FormPostServer
+import FormPostReceiving
 import Multipart
+import NIOCore
 import Vapor
 
 /// Answers Vapor requests with FormPost's receivers: the request as a ``ReceiverRequest``
-/// (its body streamed through a ``VaporBodyReader``), the answer as Vapor's `Response`.
+/// (its body streamed through one ``VaporBodyPump``), the answer as Vapor's `Response`.
 enum VaporReceiving {
-    /// Answers `request` with `respond`. After an answer that ends the exchange before the
-    /// body's end (``ReceiverResponse/endsExchange``), what the client still sends is read
-    /// and dropped for ``ReceiverResponse/lingeringTime``, as Hummingbird's adapter does
-    /// before it closes the connection; Vapor gives no way to close it.
+    /// Answers `request` with `respond`. Once it has answered, the receiver is done with
+    /// the body: what the client still sends is read and dropped. After an answer that ends
+    /// the exchange before the body's end (``ReceiverResponse/endsExchange``), for at most
+    /// ``ReceiverResponse/lingeringTime``, while the answer's body is held open: the client
+    /// reads the whole answer, and when it is still sending then, the answer's end fails,
+    /// and Vapor closes the connection (HTTP/1.1) or resets the stream (HTTP/2), as
+    /// Hummingbird's adapter closes it.
     static func answer(_ request: Request, with respond: @Sendable (ReceiverRequest) async -> ReceiverResponse) async -> Response {
-        let reader = VaporBodyReader(request.body)
-        let connection = VaporReceiverConnection(body: reader, isMultiplexedStream: request.version.major == 2)
-        let answer = await respond(ReceiverRequest(request, body: ReceiverRequestBody(VaporRequestBody(reader: reader)), connection: connection))
-        if answer.endsExchange {
-            Task { await reader.drain(for: ReceiverResponse.lingeringTime) }
+        let pump = VaporBodyPump(request.body)
+        let connection = VaporReceiverConnection(body: pump, isMultiplexedStream: request.version.major == 2)
+        let answer = await respond(ReceiverRequest(request, body: ReceiverRequestBody(VaporRequestBody(pump: pump)), connection: connection))
+        guard answer.endsExchange else {
+            Task { await pump.drained() }
+            return Response(answer)
         }
-        return Response(answer)
+        return Response(answer) { writer in
+            if await pump.drained(within: ReceiverResponse.lingeringTime) {
+                try await writer.write(.end)
+            } else {
+                try await writer.write(.error(ChannelError.eof))
+            }
+        }
     }
 }
 

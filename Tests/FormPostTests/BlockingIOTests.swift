@@ -5,6 +5,9 @@ import NIOCore
 @testable import FormPost
 import FormPostFoundation
 @testable import FormPostURLSession
+@testable import FormPostHooks
+@testable import FormPostReceiving
+@testable import FormPostS3
 @testable import FormPostServer
 
 @Suite("Blocking file I/O stays off the Swift concurrency pool")

@@ -1,5 +1,8 @@
 import Crypto
 import Foundation
+@testable import FormPostHooks
+@testable import FormPostReceiving
+@testable import FormPostS3
 @testable import FormPostServer
 import Logging
 import Synchronization

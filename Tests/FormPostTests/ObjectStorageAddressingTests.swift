@@ -1,3 +1,6 @@
+@testable import FormPostHooks
+@testable import FormPostReceiving
+@testable import FormPostS3
 @testable import FormPostServer
 import Testing
 

@@ -2,6 +2,9 @@ import Foundation
 import FormPost
 import FormPostFoundation
 import Logging
+@testable import FormPostHooks
+@testable import FormPostReceiving
+@testable import FormPostS3
 @testable import FormPostServer
 import Multipart
 import Testing

@@ -1,4 +1,7 @@
 import Foundation
+@testable import FormPostHooks
+@testable import FormPostReceiving
+@testable import FormPostS3
 @testable import FormPostServer
 import FormPostDigests
 import Testing

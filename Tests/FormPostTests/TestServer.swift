@@ -220,6 +220,22 @@ func withUploadServer<T: Sendable>(on adapter: ReceiverAdapter = .hummingbird, d
     }
 }
 
+/// Runs `server` — on Hummingbird as `formpost serve` runs it, or, `on` ``ReceiverAdapter/vapor``,
+/// its routes (receivers and gates) mounted in a Vapor app with FormPostVapor, forms on
+/// `/upload` — on a free port of 127.0.0.1, and `body` with that port.
+func whileServing<T: Sendable>(_ server: UploadServer, on adapter: ReceiverAdapter, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+    switch adapter {
+    case .hummingbird:
+        return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+    case .vapor:
+        #if Vapor
+        return try await whileVaporServes(server.routes, body)
+        #else
+        throw ReceiverAdapter.AdapterError.builtWithoutVapor
+        #endif
+    }
+}
+
 /// Blocks until a file of an upload in progress in `stateDirectory` (a receiver's `.tus` or
 /// `.resumable`: its data, or the content of a form's file part) holds more than `bytes`,
 /// or 60 s have passed.

@@ -181,7 +181,7 @@ struct UploadAuthorizationTests {
             // Each failure is logged at error level, with its cause.
             let logs = try await offPool { try [down, slow].map { try $0.stopAndReadLog() } }
             for (log, url) in zip(logs, [downURL, slowURL]) {
-                #expect(log.contains(" error formpost.serve: [FormPostServer] POST /upload 503 client=127.0.0.1: the upload could not be authorized: the hook at \(url) gave no answer: "),
+                #expect(log.contains(" error formpost.serve: [FormPostReceiving] POST /upload 503 client=127.0.0.1: the upload could not be authorized: the hook at \(url) gave no answer: "),
                         "\(log)")
             }
         }

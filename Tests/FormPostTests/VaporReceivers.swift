@@ -9,10 +9,17 @@ import Vapor
 /// after `body` returns or throws.
 func whileVaporReceives<T: Sendable>(_ receiver: UploadReceiver, tus: TusReceiver?, resumable: ResumableUploadReceiver?,
                                      _ body: @Sendable (Int) async throws -> T) async throws -> T {
+    try await whileVaporServes(UploadRoutesConfiguration(receiver: receiver, tus: tus, resumable: resumable), body)
+}
+
+/// Runs `body` with the port of a Vapor app in this process, on 127.0.0.1, that mounts
+/// `routes` — receivers and gates — with FormPostVapor, forms on `/upload`. Stops it after
+/// `body` returns or throws.
+func whileVaporServes<T: Sendable>(_ routes: UploadRoutesConfiguration, _ body: @Sendable (Int) async throws -> T) async throws -> T {
     let app = try await Application.make(Environment(name: "testing", arguments: ["formpost-tests"]))
     app.logger.logLevel = .critical
     app.http.server.configuration.idleTimeout = .seconds(60)
-    app.receiveUploads(at: "/upload", receiver: receiver, tus: tus, resumable: resumable)
+    app.receiveUploads(at: "/upload", routes: routes)
     let outcome: Result<T, any Error>
     do {
         try await app.asyncBoot()

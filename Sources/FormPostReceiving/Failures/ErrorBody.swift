@@ -1,0 +1,4 @@
+/// The body of an error response: `{"error": "…"}`.
+package struct ErrorBody: Codable {
+    package let error: String
+}

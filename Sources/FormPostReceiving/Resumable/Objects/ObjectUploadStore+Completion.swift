@@ -1,0 +1,146 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import FormPostDigests
+import Logging
+import Multipart
+import NIOCore
+
+/// What tus and the draft do alike with an upload in object storage: hold its lease around
+/// each change, complete it in steps that can each be taken again, tell when it expired.
+extension ObjectUploadStore {
+    /// Runs `body` holding the lease of `id`, renewed in the background while it runs
+    /// (``HeldLease``), and released after it.
+    ///
+    /// - Throws: ``ObjectUploadFailure/held`` while another request holds it; what `body` throws.
+    func holdingLease<T>(_ id: String, _ body: (HeldLease) async throws -> T) async throws -> T {
+        guard let lease = try await lease(id) else { throw ObjectUploadFailure.held }
+        let held = HeldLease(lease)
+        let renewing = Task { [store, leaseSeconds] in await held.keepRenewing(for: leaseSeconds, with: store) }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(held))
+        } catch {
+            result = .failure(error)
+        }
+        renewing.cancel()
+        await renewing.value
+        await held.lease.release(with: store)
+        return try result.get()
+    }
+
+    /// Completes `id`, whose every byte is in `parts` (of `uploadID`) and `rest`: the rest
+    /// sent as the last part (or, with no part, the whole upload as one object), the
+    /// completion recorded in its state, then finished (``finish(_:state:etag:basePath:logger:)``).
+    /// Call it holding the lease, with `state` as saved under `etag`, its length known.
+    func complete(_ id: String, state: State, etag: String, parts: [State.Part], uploadID: String?, rest: ByteBuffer,
+                  digest: SHA256Hasher?, basePath: String, logger: Logger) async throws -> State {
+        var next = state
+        (next.parts, next.uploadID, next.tail) = (parts, uploadID, nil)
+        var sha256 = digest.map { Hexadecimal.string($0.finalize()) }
+        if let uploadID {
+            if rest.readableBytes > 0 {
+                next.parts.append(try await sendPart(rest, number: parts.count + 1, key: state.key, uploadID: uploadID))
+            }
+        } else {
+            // Fewer bytes than a part in all: they are all here. They go to a key of this
+            // attempt's own, which the state saved next names: a receiver whose lease
+            // lapsed meanwhile, and whose save is then refused, writes over nothing another
+            // receiver stored, and removes only what it wrote.
+            var hasher = SHA256Hasher()
+            rest.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            sha256 = Hexadecimal.string(hasher.finalize())
+            next.key = store.prefix + UploadStore.randomName()
+            try await putWhole(rest, state: next, sha256: sha256!)
+        }
+        next.info.completing = UploadCompletion(storedAs: next.key, sha256: sha256 ?? "", event: UploadEventOutbox.newID())
+        let saved: String
+        do {
+            // Marked first: a receiver that dies after the state is saved leaves the mark to a sweep.
+            _ = try await store.put(completingKey(id), body: ByteBuffer(), what: "marking the completion of \(id)")
+            saved = try await save(next, id: id, replacing: etag)
+        } catch {
+            // The whole object put above is not left behind, unless the state names it after
+            // all (a save whose answer was lost); nor removed when the state cannot be read.
+            if uploadID == nil, let (now, _) = try? await load(id), now.key != next.key { await removeObject(next.key) }
+            throw error
+        }
+        if let old = state.tail { await removeObject(old.key) }
+        return try await finish(id, state: next, etag: saved, basePath: basePath, logger: logger)
+    }
+
+    /// Finishes the recorded completion of `id`, each step of which may be taken again:
+    /// the object made from its parts, its SHA-256 (read back when no running hash covered
+    /// every byte) tagged on it, its `post-finish` event recorded, its state saved stored.
+    func finish(_ id: String, state: State, etag: String, basePath: String, logger: Logger) async throws -> State {
+        guard let completion = state.info.completing else { return state }
+        do {
+            try await completeMultipart(state)
+            let sha256 = completion.sha256.isEmpty ? try await self.sha256(of: state.key) : completion.sha256
+            if state.uploadID != nil { try await store.tagSHA256(of: state.key, sha256) }
+            var done = state
+            done.info = state.info.stored(id: id, as: UploadCompletion(storedAs: state.key, sha256: sha256, event: completion.event),
+                                          bucket: store.bucket)
+            try await announce(done.info.finishedEvent(basePath: basePath), as: completion.event)
+            _ = try await save(done, id: id, replacing: etag)
+            await removeObject(completingKey(id))
+            logger.info("upload \(RequestLogLine.shortID(id)) complete: \(state.key) \(state.offset) bytes")
+            ReceiverMetrics.upload(Info.uploadProtocol, .completed)
+            return done
+        } catch {
+            logger.error("upload \(RequestLogLine.shortID(id)): storing it failed, to be tried again by its next request: \(RequestLogLine.redacting("\(error)"))")
+            throw error
+        }
+    }
+
+    /// Finishes a recorded completion of `id` if no other request holds it; the state.
+    ///
+    /// - Throws: ``ObjectUploadFailure/held``; ``ObjectUploadFailure/notFound`` when there is
+    ///   no such upload; what finishing throws.
+    func finishHeld(_ id: String, basePath: String, logger: Logger) async throws -> State {
+        try await holdingLease(id) { _ in
+            guard let (state, etag) = try await load(id) else { throw ObjectUploadFailure.notFound }
+            return try await finish(id, state: state, etag: etag, basePath: basePath, logger: logger)
+        }
+    }
+
+    /// Whether the upload `state` describes has had no activity for `expiry` (no state
+    /// saved: no append, no completion). One whose completion is recorded never expires:
+    /// its next request finishes it.
+    func isExpired(_ state: State, expiry: Duration) -> Bool {
+        guard state.info.completing == nil || state.info.isStored else { return false }
+        return Date().timeIntervalSince1970 > (state.active ?? state.info.created) + Double(expiry.components.seconds)
+    }
+
+    /// The saved state of `id`, which has not expired (`expiry` after its last activity).
+    ///
+    /// - Throws: ``ObjectUploadFailure/notFound`` for an unknown upload,
+    ///   ``ObjectUploadFailure/expired`` for an expired one (removed when no other request
+    ///   holds it).
+    func current(_ id: String, expiry: Duration) async throws -> State {
+        guard let (state, _) = try await load(id) else { throw ObjectUploadFailure.notFound }
+        guard isExpired(state, expiry: expiry) else { return state }
+        // Removed under its lease (a request holding it is at work: not expired), as read again.
+        do {
+            return try await holdingLease(id) { _ in
+                guard let (now, _) = try await load(id) else { throw ObjectUploadFailure.notFound }
+                try await removeIfExpired(id, now, expiry: expiry)
+                return now
+            }
+        } catch ObjectUploadFailure.held {
+            return state
+        }
+    }
+
+    /// Removes the upload `id` if it has expired (a stored object stays); call it holding
+    /// its lease.
+    ///
+    /// - Throws: ``ObjectUploadFailure/expired`` when it had.
+    func removeIfExpired(_ id: String, _ state: State, expiry: Duration) async throws {
+        guard isExpired(state, expiry: expiry) else { return }
+        await remove(id, state: state, storedObject: false)
+        throw ObjectUploadFailure.expired
+    }
+}

@@ -1,0 +1,50 @@
+/// Why object storage could not be used.
+public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
+    /// Not `s3://BUCKET` or `s3://BUCKET/PREFIX` with a valid bucket name.
+    case invalidURI(String)
+    /// No access key and secret in the environment, nor in the credentials file's profile.
+    case noCredentials
+    /// The store answered `status` (with S3's error `code` and `message`, when it sent them)
+    /// to the request made for `what`.
+    case refused(what: String, status: Int, code: String?, message: String?)
+    /// The store could not be reached, or its connection failed, for `what`.
+    case unreachable(what: String, detail: String)
+
+    /// The failure, as a sentence.
+    public var description: String {
+        switch self {
+        case .invalidURI(let uri):
+            return "\(uri) is not an object store: expected s3://BUCKET or s3://BUCKET/PREFIX, the bucket's name of 3 to 63 lower-case letters, digits, dots and hyphens"
+        case .noCredentials:
+            return "no credentials for the object store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials"
+        case .refused(let what, let status, let code, let message):
+            let detail = [code, message].compactMap { $0 }.joined(separator: ": ")
+            return "the object store answered \(status) to \(what)" + (detail.isEmpty ? "" : " (\(detail))")
+        case .unreachable(let what, let detail):
+            return "the object store could not be reached for \(what): \(detail)"
+        }
+    }
+
+    /// Whether sending the same request again may succeed: a store busy or failing for a
+    /// moment (500, 502, 503, 504; S3's `SlowDown` is a 503), a request timeout (408), a
+    /// connection that failed.
+    package var isTransient: Bool {
+        switch self {
+        case .refused(_, let status, _, _): return [408, 500, 502, 503, 504].contains(status)
+        case .unreachable: return true
+        case .invalidURI, .noCredentials: return false
+        }
+    }
+
+    /// The status the store answered, or nil when it gave none.
+    package var status: Int? {
+        if case .refused(_, let status, _, _) = self { return status }
+        return nil
+    }
+
+    /// Whether the store refused a conditional write because its condition did not hold:
+    /// 412, or 409 (S3's `ConditionalRequestConflict`, two conditional writes at once).
+    package var isConditionFailure: Bool {
+        status == 412 || status == 409
+    }
+}

@@ -1,0 +1,71 @@
+import NIOCore
+
+/// A bucket of an object store, as the receivers keep files and resumable uploads in it:
+/// the seam between the receiving core and a store's client. `FormPostS3`'s
+/// `ObjectStorage` implements it for S3 and the stores that speak its API (Ceph's RADOS
+/// Gateway, MinIO, R2); another store implements these operations with its own requests.
+///
+/// Every operation names `what` it does, for errors (``ObjectStorageError``), and throws
+/// ``ObjectStorageError/refused(what:status:code:message:)`` with the store's status for
+/// an answer that is not success — 404 for a key that is not there, 412 (or 409) for a
+/// condition that did not hold — after the retries the store's client makes for a
+/// transient failure (at most `attempts` in all, its own default when nil).
+public protocol ObjectStore: Sendable {
+    /// The bucket's name, as receipts and events report where a file went.
+    var bucket: String { get }
+    /// What every key written begins with (`uploads/`, or empty).
+    var prefix: String { get }
+    /// How long a resumable upload's lease lasts before another receiver may take it over.
+    var leaseDuration: Duration { get }
+    /// How often each resumable receiver sweeps its uploads (expiry, stuck completions).
+    var sweepInterval: Duration { get }
+
+    /// The size of every part but the last of a file of at most `maxFileSize` bytes.
+    func partSize(maxFileSize: Int64) -> Int
+    /// Why the store cannot be used now (for readiness), or nil when it can.
+    func problem() async -> String?
+
+    /// Writes the object `key` whole with `body`, made with `attributes`, only if
+    /// `condition` holds; returns the store's answer (its ``ObjectAnswer/etag``).
+    func put(_ key: String, body: ByteBuffer, attributes: ObjectAttributes, condition: ObjectCondition, what: String,
+             attempts: Int?) async throws -> ObjectAnswer
+    /// The object `key`, at most `maxBytes` of it, with its ETag.
+    func get(_ key: String, maxBytes: Int, what: String) async throws -> ObjectAnswer
+    /// The size of the object `key`, or nil when it cannot be told.
+    func size(of key: String, what: String) async throws -> Int64?
+    /// Reads the object `key` from its beginning, handing each buffer to `each` as it
+    /// arrives (never held whole); not retried.
+    func read(_ key: String, what: String, each: (ByteBuffer) throws -> Void) async throws
+    /// Removes the object `key` if `condition` holds, in a task of its own (sent even when
+    /// the caller is cancelled), best effort: a failure leaves the object to the bucket's
+    /// lifecycle rule or the sweep.
+    func delete(_ key: String, condition: ObjectCondition, what: String, attempts: Int?) async
+    /// Every object whose key begins with `prefix`.
+    func list(prefix: String) async throws -> [ListedObject]
+
+    /// Begins a multipart upload of the object `key`, made with `attributes`; returns its ID.
+    func beginMultipartUpload(of key: String, attributes: ObjectAttributes) async throws -> String
+    /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
+    /// attempt within `timeout`.
+    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart
+    /// Makes the object `key` of `parts` of the multipart upload `uploadID`.
+    func completeMultipartUpload(of key: String, uploadID: String, parts: [ObjectPart]) async throws
+    /// Aborts the multipart upload `uploadID` of `key`, best effort, as ``delete(_:condition:what:attempts:)``.
+    func abortMultipartUpload(of key: String, uploadID: String, attempts: Int?) async
+    /// Records the SHA-256 (`sha256`, hexadecimal) of the object `key`, known only once a
+    /// multipart object is whole.
+    func tagSHA256(of key: String, _ sha256: String) async throws
+}
+
+extension ObjectStore {
+    /// ``put(_:body:attributes:condition:what:attempts:)`` with the client's retries.
+    func put(_ key: String, body: ByteBuffer, attributes: ObjectAttributes = ObjectAttributes(), condition: ObjectCondition = .none,
+             what: String) async throws -> ObjectAnswer {
+        try await put(key, body: body, attributes: attributes, condition: condition, what: what, attempts: nil)
+    }
+
+    /// ``delete(_:condition:what:attempts:)`` without a condition.
+    func delete(_ key: String, what: String, attempts: Int? = nil) async {
+        await delete(key, condition: .none, what: what, attempts: attempts)
+    }
+}

@@ -1,0 +1,99 @@
+import FormPostReceiving
+import NIOCore
+
+/// The receivers' operations on a bucket (``FormPostReceiving/ObjectStore``) as S3's
+/// requests: conditions as `If-None-Match: *` and `If-Match` (in the form the store
+/// compares, ``unquotedETagConditions``), the SHA-256 of an object as `x-amz-meta-sha256`
+/// or its tag `sha256`, multipart uploads as S3's.
+extension ObjectStorage: ObjectStore {
+    /// ``partSize(maxFileSize:)-swift.type.method``, for the receivers.
+    public func partSize(maxFileSize: Int64) -> Int {
+        Self.partSize(maxFileSize: maxFileSize)
+    }
+
+    /// Nil when the bucket answers a `HEAD` within 5 s (without the retries of uploads'
+    /// requests: a readiness probe asks again soon); else why not, as a sentence.
+    public func problem() async -> String? {
+        do {
+            _ = try await S3Client(storage: self).send(.HEAD, key: nil, what: "looking at the bucket \(bucket)", attempts: 1, timeout: .seconds(5))
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// A `PUT` of the object `key`.
+    public func put(_ key: String, body: ByteBuffer, attributes: ObjectAttributes, condition: ObjectCondition, what: String,
+                    attempts: Int?) async throws -> ObjectAnswer {
+        let fields = fields(of: attributes) + fields(of: condition)
+        let answer = try await S3Client(storage: self).send(.PUT, key: key, fields: fields, body: body, what: what, attempts: attempts ?? S3Client.attempts)
+        return ObjectAnswer(status: answer.status, etag: answer.etag)
+    }
+
+    /// A `GET` of the object `key`, at most `maxBytes` of it.
+    public func get(_ key: String, maxBytes: Int, what: String) async throws -> ObjectAnswer {
+        let answer = try await S3Client(storage: self).send(.GET, key: key, what: what, maxAnswerBytes: maxBytes)
+        return ObjectAnswer(status: answer.status, etag: answer.etag, bytes: answer.bytes)
+    }
+
+    /// A `HEAD` of the object `key` (two attempts): its `Content-Length`.
+    public func size(of key: String, what: String) async throws -> Int64? {
+        let answer = try await S3Client(storage: self).send(.HEAD, key: key, what: what, attempts: 2)
+        return answer.headers.first(name: "content-length").flatMap(Int64.init)
+    }
+
+    /// A `GET` of the object `key`, streamed.
+    public func read(_ key: String, what: String, each: (ByteBuffer) throws -> Void) async throws {
+        try await S3Client(storage: self).read(key, what: what, each: each)
+    }
+
+    /// A `DELETE` of the object `key`, detached.
+    public func delete(_ key: String, condition: ObjectCondition, what: String, attempts: Int?) async {
+        await S3Client(storage: self).sendDetached(.DELETE, key: key, fields: fields(of: condition), what: what, attempts: attempts ?? S3Client.attempts)
+    }
+
+    /// `ListObjectsV2` of `prefix`, every page.
+    public func list(prefix: String) async throws -> [ListedObject] {
+        try await S3Client(storage: self).list(prefix: prefix)
+    }
+
+    /// `CreateMultipartUpload`.
+    public func beginMultipartUpload(of key: String, attributes: ObjectAttributes) async throws -> String {
+        try await S3Client(storage: self).beginMultipartUpload(of: key, fields: fields(of: attributes))
+    }
+
+    /// `UploadPart`.
+    public func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart {
+        try await S3Client(storage: self).sendPart(bytes, number: number, of: key, uploadID: uploadID, timeout: TimeAmount(timeout))
+    }
+
+    /// `CompleteMultipartUpload`, failed when its answer is an error in a 200.
+    public func completeMultipartUpload(of key: String, uploadID: String, parts: [ObjectPart]) async throws {
+        try await S3Client(storage: self).completeMultipartUpload(of: key, uploadID: uploadID, parts: parts)
+    }
+
+    /// `AbortMultipartUpload`, detached.
+    public func abortMultipartUpload(of key: String, uploadID: String, attempts: Int?) async {
+        await S3Client(storage: self).abortMultipartUpload(of: key, uploadID: uploadID, attempts: attempts ?? S3Client.attempts)
+    }
+
+    /// `PutObjectTagging` of the tag `sha256`.
+    public func tagSHA256(of key: String, _ sha256: String) async throws {
+        try await S3Client(storage: self).tagSHA256(of: key, sha256)
+    }
+
+    private func fields(of attributes: ObjectAttributes) -> [SignatureV4.Field] {
+        var fields: [SignatureV4.Field] = []
+        if let type = attributes.contentType { fields.append(("content-type", type)) }
+        if let sha256 = attributes.sha256 { fields.append(("x-amz-meta-sha256", sha256)) }
+        return fields
+    }
+
+    private func fields(of condition: ObjectCondition) -> [SignatureV4.Field] {
+        switch condition {
+        case .none: []
+        case .absent: [("if-none-match", "*")]
+        case .matching(let etag): [ifMatch(etag)]
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import FormPostReceiving
+import AsyncHTTPClient
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A bucket of S3-compatible object storage (Amazon S3, MinIO, Ceph RGW, Cloudflare R2,
+/// Backblaze B2, …) that a receiver stores the files of multipart forms in, instead of its
+/// directory: each file streamed into an object as it arrives (one `PUT` below
+/// a part, 8 MiB, else an S3 multipart upload), under ``prefix`` and a random name.
+///
+/// Requests are signed with AWS Signature Version 4 over the payload's SHA-256 (every
+/// part is held whole before it is sent, so the store checks each one's bytes against the
+/// signature), and sent with `client` (AsyncHTTPClient's shared client unless given).
+public struct ObjectStorage: Sendable {
+    /// The bucket.
+    public var bucket: String
+    /// What every key begins with: empty, or a folder ending in `/` (`uploads/`).
+    public var prefix: String
+    /// The store's address, scheme and host (and port): `https://s3.eu-west-1.amazonaws.com`,
+    /// `http://127.0.0.1:9000`.
+    public var endpoint: String
+    /// The region requests are signed for (`us-east-1` where the store has none; R2 takes `auto`).
+    public var region: String
+    /// Whether the bucket is the first segment of the path (`endpoint/bucket/key`: MinIO,
+    /// most self-hosted stores) rather than of the host name (`bucket.endpoint-host/key`:
+    /// Amazon S3's virtual-hosted style). Chosen by itself, as AWS's SDKs choose it, when
+    /// the endpoint's host is an IP address or the bucket's name is no host name label
+    /// (it has a dot, which TLS certificates of `*.s3.amazonaws.com` do not cover), or the
+    /// endpoint's host is a single label such as `localhost`.
+    public var pathStyle: Bool
+    /// Whether `If-Match` names an ETag without its quotes. S3 compares the field with the
+    /// quoted ETag it answers; Ceph's RADOS Gateway (16.2) compares it with the ETag
+    /// unquoted, so that a quoted one never matches. ``checkConditionalWrites()`` finds
+    /// which form the store takes; false until then.
+    public var unquotedETagConditions = false
+    /// The access key id.
+    public var accessKeyID: String
+    /// The secret access key.
+    public var secretAccessKey: String
+    /// The session token of temporary credentials, sent as `x-amz-security-token`.
+    public var sessionToken: String?
+    /// The HTTP client requests go through.
+    public var client: HTTPClient
+    /// How long a receiver's lease on a resumable upload lasts unless renewed (an append
+    /// renews it while it runs): how long the upload waits, answering 423, when the receiver
+    /// holding it died. 20 seconds by default: shorter than the 30 s `formpost --resumable`
+    /// waits out 423s.
+    public var leaseDuration: Duration = .seconds(20)
+    /// How often each receiver on the bucket sweeps its resumable uploads: finishes the
+    /// completions recorded and not finished, removes the uploads idle for their expiry
+    /// (one listing of the uploads' state per pass). 60 seconds by default.
+    public var sweepInterval: Duration = .seconds(60)
+
+    /// Storage in `bucket` under `prefix` (a `/` is added to a prefix without one) at
+    /// `endpoint`, with the given credentials.
+    public init(bucket: String, prefix: String = "", endpoint: String, region: String = "us-east-1", pathStyle: Bool = false,
+                accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, client: HTTPClient = .shared) {
+        self.bucket = bucket
+        self.prefix = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.region = region
+        self.pathStyle = pathStyle || Self.requiresPathStyle(bucket: bucket, endpoint: endpoint)
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+        self.client = client
+    }
+
+    /// Storage named by `uri` (`s3://BUCKET` or `s3://BUCKET/PREFIX`), with credentials and
+    /// region found as the AWS tools find them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`
+    /// and `AWS_SESSION_TOKEN`, else the profile `AWS_PROFILE` (else `default`) of
+    /// `~/.aws/credentials` (or `AWS_SHARED_CREDENTIALS_FILE`); the region `region`, else
+    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`. Without `endpoint`, Amazon
+    /// S3's own for the region, virtual-hosted.
+    ///
+    /// - Throws: ``ObjectStorageError/invalidURI(_:)``, ``ObjectStorageError/noCredentials``.
+    public static func fromEnvironment(uri: String, endpoint: String? = nil, region: String? = nil, pathStyle: Bool = false,
+                                       environment: [String: String] = ProcessInfo.processInfo.environment,
+                                       client: HTTPClient = .shared) throws -> ObjectStorage {
+        guard uri.hasPrefix("s3://") else { throw ObjectStorageError.invalidURI(uri) }
+        let rest = uri.dropFirst(5)
+        let bucket = String(rest.prefix { $0 != "/" })
+        guard Self.isBucketName(bucket) else { throw ObjectStorageError.invalidURI(uri) }
+        let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
+        guard let found = S3CredentialsLookup.credentials(environment: environment, readFile: { try? String(contentsOfFile: $0, encoding: .utf8) }) else {
+            throw ObjectStorageError.noCredentials
+        }
+        let region = region ?? S3CredentialsLookup.region(environment: environment) ?? "us-east-1"
+        return ObjectStorage(bucket: bucket, prefix: prefix, endpoint: endpoint ?? "https://s3.\(region).amazonaws.com", region: region,
+                             pathStyle: pathStyle, accessKeyID: found.credentials.accessKeyID, secretAccessKey: found.credentials.secretAccessKey,
+                             sessionToken: found.credentials.sessionToken, client: client)
+    }
+
+    /// Whether `name` can be a bucket's: 3–63 lower-case letters, digits, `.` and `-`.
+    static func isBucketName(_ name: String) -> Bool {
+        (3...63).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// The size of every part of a multipart upload but the last, for files of at most
+    /// `maxFileSize` bytes: 8 MiB (the AWS CLI's own; S3 takes 5 MiB at least), or the next
+    /// power of two that fits such a file in S3's 10,000 parts (a part's buffer has such a
+    /// size anyway). At most two parts of a file are held in memory at once.
+    public static func partSize(maxFileSize: Int64) -> Int {
+        var size: Int64 = 8 << 20
+        while size * 10_000 < maxFileSize, size < 4 << 30 { size *= 2 }
+        return Int(size)
+    }
+
+    /// Checks that the bucket exists and takes an object under ``prefix`` from these
+    /// credentials: a `HEAD` of the bucket, then a small object written and removed (each
+    /// within 15 s, sent twice at most).
+    ///
+    /// - Throws: ``ObjectStorageError`` saying what the store answered.
+    public func check() async throws {
+        let client = S3Client(storage: self)
+        do {
+            _ = try await client.send(.HEAD, key: nil, what: "looking at the bucket \(bucket)", attempts: 2, timeout: .seconds(15))
+        } catch ObjectStorageError.refused(let what, let status, nil, nil) where status == 404 || status == 403 {
+            // An answer to HEAD has no body to say why.
+            throw ObjectStorageError.refused(what: what, status: status, code: status == 404 ? "NoSuchBucket" : "AccessDenied",
+                                             message: status == 404 ? "the bucket does not exist" : "the credentials are refused, or may not list the bucket")
+        }
+        let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
+        _ = try await client.send(.PUT, key: probe, body: .init(string: "probe"), what: "writing a probe object", attempts: 2, timeout: .seconds(15))
+        _ = try await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
+    }
+
+    /// Checks that the store honours conditional writes, on which resumable uploads rely
+    /// (``TusReceiver`` on object storage: its leases and states): a probe object written
+    /// with `If-None-Match: *` twice must be refused the second time (412), written
+    /// with `If-Match` on an ETag it does not have, refused too, and written with `If-Match`
+    /// on the ETag it has, taken — quoted as S3 answers it, else unquoted as Ceph's RADOS
+    /// Gateway compares it (``unquotedETagConditions`` is set to the form taken). A store
+    /// that ignores the condition would let two receivers append to one upload at once, and
+    /// one that refuses a correct one every append, so either is refused here, at start.
+    ///
+    /// - Throws: ``ObjectStorageError/refused(what:status:code:message:)`` naming the store's
+    ///   answer, or saying that it ignored the condition or refused a correct one.
+    public mutating func checkConditionalWrites() async throws {
+        let client = S3Client(storage: self)
+        let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
+        let what = "writing a probe object with If-None-Match: *"
+        let written = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "probe"), what: what, attempts: 2,
+                                            timeout: .seconds(15))
+        let refusedAgain: Bool
+        do {
+            _ = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "again"), what: what, attempts: 1,
+                                      timeout: .seconds(15))
+            refusedAgain = false
+        } catch ObjectStorageError.refused(_, let status, _, _) where status == 412 || status == 409 {
+            refusedAgain = true
+        }
+        var refusedStale = false
+        if refusedAgain {
+            do {
+                _ = try await client.send(.PUT, key: probe, fields: [("if-match", "\"formpost-no-such-etag\"")], body: .init(string: "stale"),
+                                          what: "writing a probe object with a stale If-Match", attempts: 1, timeout: .seconds(15))
+            } catch let error as ObjectStorageError where error.isConditionFailure {
+                refusedStale = true
+            }
+        }
+        var unquoted: Bool?
+        if refusedAgain, refusedStale, let etag = written.etag {
+            unquoted = try await Self.matchingForm(of: etag, writing: probe, with: client)
+            if unquoted == true {
+                // The form taken must be held to as well: a stale unquoted ETag refused.
+                do {
+                    _ = try await client.send(.PUT, key: probe, fields: [("if-match", "formpost-no-such-etag")], body: .init(string: "stale"),
+                                              what: "writing a probe object with a stale unquoted If-Match", attempts: 1, timeout: .seconds(15))
+                    refusedStale = false
+                } catch let error as ObjectStorageError where error.isConditionFailure {}
+            }
+        }
+        _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
+        guard refusedAgain, refusedStale else {
+            throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
+                                             message: "the store wrote over an existing object: it does not support conditional writes, which resumable uploads need")
+        }
+        guard let unquoted else {
+            throw ObjectStorageError.refused(what: "writing a probe object with If-Match on its own ETag", status: 412, code: "CorrectETagRefused",
+                                             message: "the store refused If-Match on the object's own ETag, quoted and unquoted: every append would be refused")
+        }
+        unquotedETagConditions = unquoted
+    }
+
+    /// Whether the store takes `If-Match` with `etag` (the probe object's, as answered)
+    /// unquoted (true) or quoted (false): nil when it takes neither.
+    private static func matchingForm(of etag: String, writing probe: String, with client: S3Client) async throws -> Bool? {
+        for unquoted in [false, true] {
+            let field = ("if-match", unquoted ? unquote(etag) : etag)
+            do {
+                _ = try await client.send(.PUT, key: probe, fields: [field], body: .init(string: "probe"),
+                                          what: "writing a probe object with If-Match on its own ETag", attempts: 1, timeout: .seconds(15))
+                return unquoted
+            } catch let error as ObjectStorageError where error.isConditionFailure {
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// The `If-Match` field on `etag` (as the store answered it), in the form the store takes.
+    func ifMatch(_ etag: String) -> SignatureV4.Field {
+        ("if-match", unquotedETagConditions ? Self.unquote(etag) : etag)
+    }
+
+    /// `etag` without the quotes around it (and a weak validator's `W/`).
+    static func unquote(_ etag: String) -> String {
+        var value = Substring(etag)
+        if value.hasPrefix("W/") { value = value.dropFirst(2) }
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = value.dropFirst().dropLast() }
+        return String(value)
+    }
+
+    /// Whether requests to `bucket` at `endpoint` must name the bucket in the path: the
+    /// endpoint's host is an IP address (`http://127.0.0.1:9000`) or a single label
+    /// (`http://localhost:9000`, `http://minio:9000`), or the bucket's name
+    /// is not one DNS label of lowercase letters, digits and hyphens (a dot in it breaks TLS
+    /// under `*.s3.amazonaws.com`; capitals and underscores are no host name).
+    static func requiresPathStyle(bucket: String, endpoint: String) -> Bool {
+        let label = !bucket.isEmpty && bucket.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+        guard label else { return true }
+        let afterScheme = endpoint.firstRange(of: "://").map { endpoint[$0.upperBound...] } ?? endpoint[...]
+        let authority = afterScheme.prefix { $0 != "/" }
+        let host: Substring
+        if authority.hasPrefix("[") {
+            return true  // an IPv6 address
+        } else {
+            host = authority.prefix { $0 != ":" }
+        }
+        // A single label (`localhost`, `minio`) takes no bucket before it in DNS either.
+        var v4 = in_addr()
+        return inet_pton(AF_INET, String(host), &v4) == 1 || !host.contains(".")
+    }
+}

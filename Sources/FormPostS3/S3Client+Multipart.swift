@@ -1,0 +1,65 @@
+import FormPostReceiving
+import NIOCore
+import NIOHTTP1
+
+/// S3's multipart uploads, and the requests whose answer does not matter: what a form's file
+/// (``ObjectFileSink``) and a resumable upload (``ObjectUploadStore``) send alike.
+extension S3Client {
+    /// Begins a multipart upload of the object `key`, made with `fields` (its content
+    /// type); returns its ID.
+    func beginMultipartUpload(of key: String, fields: [SignatureV4.Field]) async throws -> String {
+        let answer = try await send(.POST, key: key, query: [("uploads", "")], fields: fields, what: "beginning the multipart upload of \(key)")
+        guard let id = S3XML.text(of: "UploadId", in: answer.body) else {
+            throw ObjectStorageError.refused(what: "beginning the multipart upload of \(key)", status: answer.status, code: nil,
+                                             message: "no UploadId in the answer")
+        }
+        return id
+    }
+
+    /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
+    /// attempt within `timeout`; returns the part.
+    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: TimeAmount = .minutes(5)) async throws -> ObjectPart {
+        let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: bytes,
+                                    what: "sending part \(number) of \(key)", timeout: timeout)
+        guard let etag = answer.etag else {
+            throw ObjectStorageError.refused(what: "sending part \(number) of \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
+        }
+        return ObjectPart(number: number, etag: etag, size: Int64(bytes.readableBytes))
+    }
+
+    /// Makes the object `key` from `parts` of the multipart upload `uploadID`.
+    func completeMultipartUpload(of key: String, uploadID: String, parts: [ObjectPart]) async throws {
+        let list = parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
+        let answer = try await send(.POST, key: key, query: [("uploadId", uploadID)],
+                                    body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"),
+                                    what: "completing the multipart upload of \(key)")
+        // S3 may answer 200 and then fail the completion in the body.
+        if answer.body.contains("<Error>") {
+            throw ObjectStorageError.refused(what: "completing the multipart upload of \(key)", status: answer.status,
+                                             code: S3XML.text(of: "Code", in: answer.body), message: S3XML.text(of: "Message", in: answer.body))
+        }
+    }
+
+    /// Aborts the multipart upload `uploadID` of `key`, best effort (what is left, the
+    /// bucket's `AbortIncompleteMultipartUpload` rule removes).
+    func abortMultipartUpload(of key: String, uploadID: String, attempts: Int = S3Client.attempts) async {
+        await sendDetached(.DELETE, key: key, query: [("uploadId", uploadID)], what: "aborting the multipart upload of \(key)", attempts: attempts)
+    }
+
+    /// Tags the object `key` with its SHA-256 (`sha256`): a multipart object's, known only
+    /// once it is whole.
+    func tagSHA256(of key: String, _ sha256: String) async throws {
+        let tagging = "<Tagging><TagSet><Tag><Key>sha256</Key><Value>\(sha256)</Value></Tag></TagSet></Tagging>"
+        _ = try await send(.PUT, key: key, query: [("tagging", "")], body: ByteBuffer(string: tagging), what: "tagging \(key)")
+    }
+
+    /// Sends a request whose answer does not matter (a removal, an abort, a release) in a
+    /// task of its own, so that it is sent even when the caller's task is cancelled (its
+    /// client gone); a failure is ignored: what it leaves stays for the bucket's lifecycle
+    /// rule, or runs out.
+    func sendDetached(_ method: HTTPMethod, key: String, query: [SignatureV4.Field] = [], fields: [SignatureV4.Field] = [], what: String,
+                      attempts: Int = S3Client.attempts) async {
+        let client = self
+        await Task { _ = try? await client.send(method, key: key, query: query, fields: fields, what: what, attempts: attempts) }.value
+    }
+}

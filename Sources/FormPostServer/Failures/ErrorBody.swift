@@ -1,4 +1,0 @@
-/// The body of an error response: `{"error": "…"}`.
-struct ErrorBody: Codable {
-    let error: String
-}
