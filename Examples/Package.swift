@@ -4,6 +4,7 @@
 //
 //     swift build --package-path Examples
 //     Examples/.build/debug/receive-uploads 8080 /tmp/uploads &      # or receive-uploads-vapor
+//     REQUEST_METHOD=POST CONTENT_TYPE=… Examples/.build/debug/receive-uploads-cgi /tmp/uploads <body
 //     Examples/.build/debug/upload-form http://127.0.0.1:8080/upload photo.jpg title=Holiday
 //     Examples/.build/debug/resumable-upload http://127.0.0.1:8080/upload big.iso
 //     Examples/.build/debug/presigned-post photo.jpg     # the request it would send; an URL sends it
@@ -39,13 +40,19 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
-        // The same receiver in a Vapor app, through FormPostVapor.
+        // The same receiver in a Vapor app, through FormPostVapor: it links no Hummingbird.
         .executableTarget(
             name: "receive-uploads-vapor",
             dependencies: [
-                .product(name: "FormPostServer", package: "FormPost"), .product(name: "FormPostVapor", package: "FormPost"),
-                .product(name: "Multipart", package: "FormPost"), .product(name: "Vapor", package: "vapor"),
+                .product(name: "FormPostVapor", package: "FormPost"), .product(name: "Multipart", package: "FormPost"),
+                .product(name: "Vapor", package: "vapor"),
             ]
+        ),
+        // One request as a CGI program gets it, answered by the receiving core alone: it links
+        // no HTTP framework and no AsyncHTTPClient.
+        .executableTarget(
+            name: "receive-uploads-cgi",
+            dependencies: [.product(name: "FormPostReceiving", package: "FormPost")]
         ),
         // A large file through the resumable client (the IETF draft).
         .executableTarget(

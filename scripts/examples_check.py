@@ -6,6 +6,8 @@
   stored OUTPUT SOURCE DIR  the receipt printed in OUTPUT names one file stored in DIR with
                             SOURCE's size and SHA-256
   parts OUTPUT SOURCE       the FormParts route read the form's field and SOURCE's size
+  form SOURCE BOUNDARY      writes a form (a field title=Holiday and SOURCE as the file
+                            photo) to standard output, for the CGI program
   presigned OUTPUT FILE     the request presigned-post printed: its fields in order, FILE
                             last, and a Content-Length that is its body's length
 """
@@ -22,7 +24,8 @@ SHOWN_IN = {
     "upload-form": "Sources/FormPost/FormPost.docc/Uploading.md",
     "presigned-post": "Sources/FormPost/FormPost.docc/Uploading.md",
     "resumable-upload": "Sources/FormPost/FormPost.docc/ResumableUploads.md",
-    "receive-uploads": "Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md",
+    "receive-uploads": "Sources/FormPostReceiving/FormPostReceiving.docc/ReceivingUploads.md",
+    "receive-uploads-cgi": "Sources/FormPostReceiving/FormPostReceiving.docc/Architecture.md",
     "receive-uploads-vapor": "Sources/FormPostVapor/FormPostVapor.docc/ReceivingInVapor.md",
 }
 
@@ -46,6 +49,13 @@ def receipt(output):
         if line.startswith("{"):
             return json.loads(line)
     fail(f"{output} holds no receipt:\n" + pathlib.Path(output).read_text())
+
+
+def form(source, boundary):
+    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="title"\r\n\r\nHoliday\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="photo"; filename="photo.bin"\r\n'
+            'Content-Type: application/octet-stream\r\n\r\n')
+    sys.stdout.buffer.write(head.encode() + pathlib.Path(source).read_bytes() + f"\r\n--{boundary}--\r\n".encode())
 
 
 def stored(output, source, directory):
@@ -88,7 +98,7 @@ def presigned(output, file):
         fail(f"{output}: the body does not end with the file's bytes and the closing delimiter")
 
 
-checks = {"articles": articles, "stored": stored, "parts": parts, "presigned": presigned}
+checks = {"articles": articles, "form": form, "stored": stored, "parts": parts, "presigned": presigned}
 if len(sys.argv) < 2 or sys.argv[1] not in checks:
     sys.exit(__doc__)
 checks[sys.argv[1]](*sys.argv[2:])

@@ -11,7 +11,7 @@ import HTTPTypes
 ///
 /// - `{"allow": true}`, with optionally `"maxBytes": 1048576` (a byte limit, not negative)
 ///   and `"metadata": {"user": "42"}` (strings): the upload is allowed, with that
-///   ``UploadGrant`` when either is there;
+///   `UploadGrant` when either is there;
 /// - `{"allow": false}`, with optionally `"status": 403` (400–499; 403 when absent) and
 ///   `"message": "…"`: the upload is refused with that status and message;
 /// - with no `allow`, an object with `maxBytes` or `metadata` (the answer of earlier

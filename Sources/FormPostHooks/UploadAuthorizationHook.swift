@@ -7,7 +7,7 @@ import Foundation
 #endif
 import HTTPTypes
 
-/// An HTTP service that decides, for ``UploadServer/authorize``, whether each upload may
+/// An HTTP service that decides, for `UploadServer/authorize`, whether each upload may
 /// begin, as `formpost serve --hook-url` asks it: the server `POST`s JSON about the request
 /// to ``url`` —
 ///
@@ -23,14 +23,14 @@ import HTTPTypes
 ///
 /// - A `2xx` whose body is a JSON object of these keys only:
 ///   `{"allow": true}` allows the upload — with `"maxBytes": 1048576` and/or
-///   `"metadata": {"user": "42"}` beside it, with that ``UploadGrant``;
+///   `"metadata": {"user": "42"}` beside it, with that `UploadGrant`;
 ///   `{"allow": false, "status": 403, "message": "…"}` refuses it with that status (400–499,
 ///   403 when absent) and message (both optional). For compatibility, an object with
 ///   `maxBytes` or `metadata` and no `allow` allows with that grant.
 /// - A `4xx` refuses the upload with that status and the message of its JSON body's
 ///   `"error"` string (else a general one).
 /// - Anything else is no verdict, and the upload is refused as
-///   ``UploadAuthorization/unavailable(cause:)`` (`503` with `Retry-After`, nothing stored,
+///   `UploadAuthorization/unavailable(cause:)` (`503` with `Retry-After`, nothing stored,
 ///   the cause logged at error level): a `2xx` whose body is empty, not JSON (an HTML
 ///   page), another JSON shape, or an object with a key not listed above or of the wrong
 ///   type; a `3xx` (redirects are never followed: a sign-in page is no verdict); a `5xx`; an

@@ -1,7 +1,7 @@
 import FormPostReceiving
 import AsyncHTTPClient
 
-/// An HTTP service that takes ``UploadEvent``s, as `formpost serve --hook-events post-finish`
+/// An HTTP service that takes `UploadEvent`s, as `formpost serve --hook-events post-finish`
 /// posts them to `--hook-url`: each event is `POST`ed to ``url`` as its JSON
 /// (`Content-Type: application/json`); a `2xx` answer, read to its last byte within
 /// ``timeout``, takes it; anything else — another status (a `3xx` too: redirects are never

@@ -27,7 +27,7 @@ public struct ReceiverConfiguration: Sendable {
     /// protocol: past this, that address's creations answer 503 while others' are still
     /// taken. The address is the connection's peer: behind a reverse proxy every client
     /// has the proxy's address, so there this limit bounds them all together, unless the
-    /// proxy is one of ``UploadServer/trustedProxies`` (then it is the client the proxy
+    /// proxy is one of `UploadServer/trustedProxies` (then it is the client the proxy
     /// forwarded); IPv6 addresses count per /56 (a site's usual allocation).
     /// With the defaults (1000 in all, 10 per address), 100 addresses are needed to fill
     /// the receiver.

@@ -1,7 +1,7 @@
 import FormPostReceiving
 import NIOCore
 
-/// The receivers' operations on a bucket (``FormPostReceiving/ObjectStore``) as S3's
+/// The receivers' operations on a bucket (`ObjectStore`) as S3's
 /// requests: conditions as `If-None-Match: *` and `If-Match` (in the form the store
 /// compares, ``unquotedETagConditions``), the SHA-256 of an object as `x-amz-meta-sha256`
 /// or its tag `sha256`, multipart uploads as S3's.

@@ -83,7 +83,7 @@ public struct ObjectStorage: Sendable {
     /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`. Without `endpoint`, Amazon
     /// S3's own for the region, virtual-hosted.
     ///
-    /// - Throws: ``ObjectStorageError/invalidURI(_:)``, ``ObjectStorageError/noCredentials``.
+    /// - Throws: `ObjectStorageError/invalidURI(_:)`, `ObjectStorageError/noCredentials`.
     public static func fromEnvironment(uri: String, endpoint: String? = nil, region: String? = nil, pathStyle: Bool = false,
                                        environment: [String: String] = ProcessInfo.processInfo.environment,
                                        client: HTTPClient = .shared) throws -> ObjectStorage {
@@ -123,7 +123,7 @@ public struct ObjectStorage: Sendable {
     /// credentials: a `HEAD` of the bucket, then a small object written and removed (each
     /// within 15 s, sent twice at most).
     ///
-    /// - Throws: ``ObjectStorageError`` saying what the store answered.
+    /// - Throws: `ObjectStorageError` saying what the store answered.
     public func check() async throws {
         let client = S3Client(storage: self)
         do {
@@ -139,7 +139,7 @@ public struct ObjectStorage: Sendable {
     }
 
     /// Checks that the store honours conditional writes, on which resumable uploads rely
-    /// (``TusReceiver`` on object storage: its leases and states): a probe object written
+    /// (`TusReceiver` on object storage: its leases and states): a probe object written
     /// with `If-None-Match: *` twice must be refused the second time (412), written
     /// with `If-Match` on an ETag it does not have, refused too, and written with `If-Match`
     /// on the ETag it has, taken — quoted as S3 answers it, else unquoted as Ceph's RADOS
@@ -147,7 +147,7 @@ public struct ObjectStorage: Sendable {
     /// that ignores the condition would let two receivers append to one upload at once, and
     /// one that refuses a correct one every append, so either is refused here, at start.
     ///
-    /// - Throws: ``ObjectStorageError/refused(what:status:code:message:)`` naming the store's
+    /// - Throws: `ObjectStorageError/refused(what:status:code:message:)` naming the store's
     ///   answer, or saying that it ignored the condition or refused a correct one.
     public mutating func checkConditionalWrites() async throws {
         let client = S3Client(storage: self)

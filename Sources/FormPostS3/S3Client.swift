@@ -11,7 +11,7 @@ import NIOHTTP1
 
 /// Requests to an ``ObjectStorage``'s bucket: addressed (path- or virtual-hosted style),
 /// signed (Signature Version 4 over the body's SHA-256), sent, and sent again with backoff
-/// while the store answers as if busy (``ObjectStorageError/isTransient``).
+/// while the store answers as if busy (`ObjectStorageError/isTransient`).
 struct S3Client: Sendable {
     /// An answer of the store: its status, fields and (at most the bytes asked for of) body.
     struct Answer: Sendable {
@@ -58,8 +58,8 @@ struct S3Client: Sendable {
     /// fails transiently, each within `timeout` (AsyncHTTPClient tries to connect again and
     /// again until then); returns a 2xx answer.
     ///
-    /// - Throws: ``ObjectStorageError/refused(what:status:code:message:)`` for any other
-    ///   answer (after the retries a transient one gets), ``ObjectStorageError/unreachable(what:detail:)``.
+    /// - Throws: `ObjectStorageError/refused(what:status:code:message:)` for any other
+    ///   answer (after the retries a transient one gets), `ObjectStorageError/unreachable(what:detail:)`.
     func send(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field] = [], fields: [SignatureV4.Field] = [],
               body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount = .minutes(5),
               maxAnswerBytes: Int = 1 << 20) async throws -> Answer {
@@ -120,7 +120,7 @@ struct S3Client: Sendable {
     /// Reads the object `key` from its beginning, handing each buffer to `each` as it
     /// arrives (the object is never held whole), for `what` (said in errors); not retried.
     ///
-    /// - Throws: ``ObjectStorageError`` as ``send(_:key:query:fields:body:what:attempts:timeout:maxAnswerBytes:)``,
+    /// - Throws: `ObjectStorageError` as ``send(_:key:query:fields:body:what:attempts:timeout:maxAnswerBytes:)``,
     ///   or what `each` throws.
     func read(_ key: String, what: String, timeout: TimeAmount = .minutes(30), each: (ByteBuffer) throws -> Void) async throws {
         let request = prepared(.GET, key: key, query: [], fields: [], body: nil, payloadHash: SignatureV4.hex(SHA256Hasher.digest(of: [])))

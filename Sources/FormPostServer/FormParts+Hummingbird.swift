@@ -3,7 +3,7 @@ import Hummingbird
 import Multipart
 
 extension Request {
-    /// The parts of this Hummingbird request's `multipart/form-data` body (see ``FormParts``).
+    /// The parts of this Hummingbird request's `multipart/form-data` body (see `FormParts`).
     ///
     /// - Throws: `MultipartError/missingBoundary(contentType:)` when the request is not multipart.
     public func formParts(limits: MultipartParserLimits = MultipartParserLimits()) throws -> FormParts<RequestBody> {

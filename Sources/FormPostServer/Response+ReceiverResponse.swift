@@ -4,7 +4,7 @@ import NIOCore
 
 extension Response {
     /// Hummingbird's answer for `response`. When it ends the exchange and `channel` (the
-    /// request's) is known, the channel is closed ``ReceiverResponse/lingeringTime`` after
+    /// request's) is known, the channel is closed `ReceiverResponse/lingeringTime` after
     /// the answer was written.
     public init(_ response: ReceiverResponse, channel: (any Channel)?) {
         let buffer = response.body

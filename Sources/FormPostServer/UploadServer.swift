@@ -6,15 +6,15 @@ import Logging
 import NIOCore
 import NIOSSL
 
-/// An HTTP server running an ``UploadReceiver`` on `host:port` (port 0 picks a free one):
+/// An HTTP server running an `UploadReceiver` on `host:port` (port 0 picks a free one):
 /// plaintext HTTP/1.1, or with a TLS configuration HTTPS — HTTP/2 for clients that offer
-/// it by ALPN, HTTP/1.1 for the others. `GET /` answers ``UploadPage``, a page to upload
+/// it by ALPN, HTTP/1.1 for the others. `GET /` answers `UploadPage`, a page to upload
 /// from a browser, unless ``uploadPage`` is false. Resumable uploads go to ``tus`` (under
 /// its base path) and to ``resumable`` (the IETF draft: requests with `Upload-Complete`,
 /// and its upload resources). A request that expects `100-continue` gets it before its body
-/// is read. With ``health``, `GET /healthz` and `GET /readyz` answer as ``ServerHealth``
+/// is read. With ``health``, `GET /healthz` and `GET /readyz` answer as `ServerHealth`
 /// says; with ``uploadSigner``, every request that can begin an upload must carry a signed
-/// URL of ``UploadURLSigner``, checked before its body is read.
+/// URL of `UploadURLSigner`, checked before its body is read.
 public struct UploadServer: Sendable {
     /// The receiver that answers every request.
     public let receiver: UploadReceiver
@@ -30,9 +30,9 @@ public struct UploadServer: Sendable {
     public let connectionLimits: ConnectionLimits
     /// The reverse proxies in front of the server, none by default. A request whose
     /// connection comes from one of them counts, and is logged, under the client address
-    /// they forwarded (`Forwarded`, `X-Forwarded-For`; see ``TrustedProxies``), and their
-    /// connections are exempt from ``ConnectionLimits/maxConnectionsPerAddress`` (all their
-    /// clients' come from them; ``ConnectionLimits/maxConnections`` still bounds them).
+    /// they forwarded (`Forwarded`, `X-Forwarded-For`; see `TrustedProxies`), and their
+    /// connections are exempt from `ConnectionLimits/maxConnectionsPerAddress` (all their
+    /// clients' come from them; `ConnectionLimits/maxConnections` still bounds them).
     /// It is the server's, not a receiver's: it describes the network in front of it, and
     /// holds for every receiver it runs and for its connections alike.
     public var trustedProxies = TrustedProxies()
@@ -41,30 +41,30 @@ public struct UploadServer: Sendable {
     /// tus creation, a creation of the IETF draft; not a request on an existing upload
     /// resource, which goes on with an upload that was allowed — after the signed URL is
     /// checked (``uploadSigner``) and before a `100 Continue` is sent or a byte of the body
-    /// is read. ``UploadAuthorization/deny(status:message:)`` is answered with its status
-    /// and `{"error": message}`, ``UploadAuthorization/unavailable(cause:)`` with 503 and
-    /// `Retry-After`; either way nothing is stored. ``UploadAuthorization/allowWith(_:)``
-    /// allows it with a tighter byte limit and metadata for its events (``UploadGrant``),
+    /// is read. `UploadAuthorization/deny(status:message:)` is answered with its status
+    /// and `{"error": message}`, `UploadAuthorization/unavailable(cause:)` with 503 and
+    /// `Retry-After`; either way nothing is stored. `UploadAuthorization/allowWith(_:)`
+    /// allows it with a tighter byte limit and metadata for its events (`UploadGrant`),
     /// which the request's ``ReceiverRequestContext/grant`` carries to the receiver.
-    /// ``UploadAuthorizationHook/authorize(_:)``
+    /// `UploadAuthorizationHook/authorize(_:)`
     /// asks an HTTP service, as `formpost serve --hook-url` does.
     public var authorize: (@Sendable (UploadAuthorizationRequest) async -> UploadAuthorization)?
     /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
     public let tus: TusReceiver?
     /// The receiver of resumable uploads of the IETF draft, or nil.
     public let resumable: ResumableUploadReceiver?
-    /// Whether `GET /` and `HEAD /` answer ``UploadPage`` (true), or go to the receiver
+    /// Whether `GET /` and `HEAD /` answer `UploadPage` (true), or go to the receiver
     /// like every other request (which answers 405).
     public let uploadPage: Bool
     /// The health endpoints (`/healthz`, `/readyz`), or nil for none.
     public let health: ServerHealth?
     /// The signer whose signed URLs every upload must come with, or nil to take uploads
     /// without one. With it, a resumable upload's `Location` carries the upload's token
-    /// (``UploadURLSigner/uploadLocation(_:id:expires:)``), which every later request on the
+    /// (`UploadURLSigner/uploadLocation(_:id:expires:)`), which every later request on the
     /// upload must carry too.
     public let uploadSigner: UploadURLSigner?
     /// `GET /metrics`, or nil for none. With it, the server counts through swift-metrics
-    /// (see ``MetricsEndpoint``): `formpost_requests_total{method,status}`,
+    /// (see `MetricsEndpoint`): `formpost_requests_total{method,status}`,
     /// `formpost_request_duration_seconds{method}`, `formpost_received_bytes_total`,
     /// `formpost_open_connections`, `formpost_uploads_total{protocol,outcome}`,
     /// `formpost_uploads_in_progress{protocol}` and `formpost_hook_calls_total{event,outcome}`
@@ -74,7 +74,7 @@ public struct UploadServer: Sendable {
     /// Creates a server for `receiver` on `host:port`; with `tlsConfiguration` (see
     /// ``serverTLSConfiguration(certificateChainPath:privateKeyPath:)``) it speaks HTTPS;
     /// with `tus`, resumable uploads are received under its base path, with `resumable`
-    /// those of the IETF draft. With `uploadPage`, `GET /` answers ``UploadPage``; with
+    /// those of the IETF draft. With `uploadPage`, `GET /` answers `UploadPage`; with
     /// `health`, `/healthz` and `/readyz` answer; with `uploadSigner`, uploads need signed URLs.
     public init(receiver: UploadReceiver, host: String = "127.0.0.1", port: Int = 8080, serverLogLevel: Logger.Level = .warning,
                 tlsConfiguration: TLSConfiguration? = nil, connectionLimits: ConnectionLimits = ConnectionLimits(), tus: TusReceiver? = nil,
@@ -121,7 +121,7 @@ public struct UploadServer: Sendable {
     }
 
     /// What the server answers requests with: its receivers, its page at `/` (with
-    /// ``uploadPage``) and its gates, as ``UploadRoutes`` takes them.
+    /// ``uploadPage``) and its gates, as `UploadRoutes` takes them.
     public var routes: UploadRoutesConfiguration {
         UploadRoutesConfiguration(receiver: receiver, tus: tus, resumable: resumable, pagePath: uploadPage ? "/" : nil, health: health,
                                   uploadSigner: uploadSigner, metrics: metrics, trustedProxies: trustedProxies, authorize: authorize)

@@ -33,7 +33,7 @@ enum VaporReceiving {
 }
 
 extension UploadReceiver {
-    /// Answers one Vapor request (see ``FormPostServer/UploadReceiver/respond(to:)``). Its
+    /// Answers one Vapor request (see ``FormPostReceiving/UploadReceiver/respond(to:)``). Its
     /// route must stream the body: `app.on(.POST, "upload", body: .stream) { await receiver.respond(to: $0) }`.
     public func respond(to request: Request) async -> Response {
         await VaporReceiving.answer(request) { await respond(to: $0) }
@@ -41,7 +41,7 @@ extension UploadReceiver {
 }
 
 extension TusReceiver {
-    /// Answers one Vapor request under ``FormPostServer/TusReceiver/basePath``.
+    /// Answers one Vapor request under ``FormPostReceiving/TusReceiver/basePath``.
     public func respond(to request: Request) async -> Response {
         await VaporReceiving.answer(request) { await respond(to: $0) }
     }
@@ -49,7 +49,7 @@ extension TusReceiver {
 
 extension ResumableUploadReceiver {
     /// Answers one Vapor request that this receiver handles (see
-    /// ``FormPostServer/ResumableUploadReceiver/handles(_:)-(ReceiverRequest)``).
+    /// ``FormPostReceiving/ResumableUploadReceiver/handles(_:)-(ReceiverRequest)``).
     public func respond(to request: Request) async -> Response {
         await VaporReceiving.answer(request) { await respond(to: $0) }
     }
@@ -62,7 +62,7 @@ extension ResumableUploadReceiver {
 
 extension Request {
     /// The parts of this request's `multipart/form-data` body, one at a time as the body
-    /// streams (see ``FormPostServer/FormParts``); the route must stream the body.
+    /// streams (see ``FormPostReceiving/FormParts``); the route must stream the body.
     ///
     /// - Throws: `MultipartError/missingBoundary(contentType:)` when the request is not multipart.
     public func formParts(limits: MultipartParserLimits = MultipartParserLimits()) throws -> FormParts<Request.Body> {

@@ -1,4 +1,3 @@
-import FormPostServer
 import FormPostVapor
 import Multipart
 import Vapor
@@ -16,8 +15,11 @@ app.http.server.configuration.hostname = "127.0.0.1"
 app.http.server.configuration.port = port
 app.http.server.configuration.idleTimeout = .seconds(60)   // Vapor closes no idle connection unless told to
 // POST /upload for forms and the draft's creations, /uploads/** for its resources (bodies
-// streamed), GET /upload for the page.
-app.receiveUploads(at: "/upload", receiver: receiver, resumable: resumable, uploadPage: true)
+// streamed), GET /upload for the page, /healthz and /readyz; the gates of `formpost serve`
+// (uploadSigner, authorize, trustedProxies, metrics) go in the same configuration.
+let routes = UploadRoutesConfiguration(receiver: receiver, resumable: resumable, pagePath: "/upload",
+                                       health: ServerHealth(directory: directory))
+app.receiveUploads(at: "/upload", routes: routes)
 app.on(.POST, "import", body: .stream) { request async throws -> String in
     var lines: [String] = []
     for try await part in try request.formParts(limits: MultipartParserLimits(maxPartBytes: 1 << 30)) {

@@ -2,7 +2,7 @@ import HTTPTypes
 import NIOCore
 import Logging
 
-/// Asks ``UploadServer/authorize`` about each request that begins an upload (its
+/// Asks `UploadServer/authorize` about each request that begins an upload (its
 /// ``ReceiverRoute`` is a creation), before its body is read, and answers the refused ones.
 struct AuthorizationGate: Sendable {
     let authorize: @Sendable (UploadAuthorizationRequest) async -> UploadAuthorization

@@ -1,6 +1,6 @@
 import HTTPTypes
 
-/// The answer of ``UploadServer/authorize`` about one request that can begin an upload:
+/// The answer of `UploadServer/authorize` about one request that can begin an upload:
 /// allow it as it is, allow it with a tighter limit and metadata of the application's
 /// (``UploadGrant``), or refuse it.
 public enum UploadAuthorization: Sendable, Equatable {

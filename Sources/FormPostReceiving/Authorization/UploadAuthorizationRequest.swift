@@ -1,7 +1,7 @@
 import HTTPTypes
 import NIOCore
 
-/// What ``UploadServer/authorize`` is asked about: a request that can begin an upload,
+/// What `UploadServer/authorize` is asked about: a request that can begin an upload,
 /// seen before a byte of its body is read.
 public struct UploadAuthorizationRequest: Sendable {
     /// The protocol the request begins an upload by.
@@ -15,7 +15,7 @@ public struct UploadAuthorizationRequest: Sendable {
     /// The request's header fields, as the client sent them.
     public let headerFields: HTTPFields
     /// The client's address: the connection's peer, or the client a trusted proxy
-    /// forwarded (``UploadServer/trustedProxies``); nil when unknown.
+    /// forwarded (`UploadServer/trustedProxies`); nil when unknown.
     public let clientAddress: SocketAddress?
 
     /// Creates the question about one request.

@@ -1,4 +1,4 @@
-/// How long and how many connections an ``UploadServer`` holds open, so that clients that
+/// How long and how many connections an `UploadServer` holds open, so that clients that
 /// connect and then stall — half a request head, a head and no body, a body that stops —
 /// cannot keep its connections (and their memory and descriptors) for ever.
 public struct ConnectionLimits: Sendable, Equatable {
@@ -13,7 +13,7 @@ public struct ConnectionLimits: Sendable, Equatable {
     /// The most connections open at once from one client address (IPv6 addresses counted
     /// per /56); a further one from it is closed at once, unread. Default 32, so that 32
     /// addresses are needed to take the default 1024. Behind a reverse proxy every
-    /// connection comes from the proxy: name it in ``UploadServer/trustedProxies``, whose
+    /// connection comes from the proxy: name it in `UploadServer/trustedProxies`, whose
     /// connections are not counted, or set this to ``maxConnections``.
     public var maxConnectionsPerAddress: Int
 

@@ -1,8 +1,8 @@
 import HTTPTypes
 import NIOCore
 
-/// The reverse proxies and load balancers in front of an ``UploadServer`` whose word on a
-/// request's client is taken (``UploadServer/trustedProxies``; `formpost serve
+/// The reverse proxies and load balancers in front of an `UploadServer` whose word on a
+/// request's client is taken (`UploadServer/trustedProxies`; `formpost serve
 /// --trusted-proxy`). Behind a proxy every connection comes from the proxy; when the
 /// connection's peer is in one of these ranges, the client address the receivers count
 /// (``ReceiverConfiguration/maxUploadsInProgressPerClient``,

@@ -3,7 +3,7 @@ import Multipart
 import NIOCore
 
 /// A request as the receivers see it, whichever HTTP server took it: the server adapter
-/// (Hummingbird's ``UploadServer``, or one's own) makes one of each request and sends the
+/// (Hummingbird's `UploadServer`, or one's own) makes one of each request and sends the
 /// ``ReceiverResponse`` a receiver answers.
 public struct ReceiverRequest: Sendable {
     /// The method.

@@ -3,7 +3,7 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// The health endpoints of an ``UploadServer``, for load balancers and orchestrators:
+/// The health endpoints of an `UploadServer`, for load balancers and orchestrators:
 ///
 /// - `GET /healthz` — liveness: `200 {"status":"ok"}` while the server answers at all.
 /// - `GET /readyz` — readiness: `200 {"status":"ok"}` when the storage directory is

@@ -1,9 +1,9 @@
 import HTTPTypes
 import NIOCore
 
-/// `GET /metrics` of an ``UploadServer``: what `render` gives (the text a metrics backend
+/// `GET /metrics` of an `UploadServer`: what `render` gives (the text a metrics backend
 /// exports, Prometheus's by default), answered with `contentType` and `Cache-Control:
-/// no-store`. With it the server also counts what ``UploadServer`` documents under
+/// no-store`. With it the server also counts what `UploadServer` documents under
 /// metrics, through swift-metrics, for whichever backend the application bootstrapped.
 ///
 /// The endpoint answers whoever reaches the server's port: behind a reverse proxy, keep

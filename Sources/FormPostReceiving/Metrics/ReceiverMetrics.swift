@@ -18,7 +18,7 @@ import HTTPTypes
 ///   forms being received now, resumable uploads kept unfinished (those of this receiver's
 ///   state directory, as of the last scrape; tus uploads in object storage are not counted);
 /// - `formpost_hook_calls_total{event, outcome}` — calls to the HTTP hooks
-///   (``UploadAuthorizationHook``, ``UploadEventHook``): `event` `pre-create` with
+///   (`UploadAuthorizationHook`, `UploadEventHook`): `event` `pre-create` with
 ///   `outcome` `allowed`, `denied` or `failed` (no usable answer), or `post-finish` /
 ///   `post-terminate` with `delivered` or `failed` (offered again later);
 /// - `formpost_events_dead_lettered_total{event}` — events given up on after their last

@@ -1,4 +1,4 @@
-/// What one request to an ``UploadServer`` is, decided once by ``ReceiverRouter`` before
+/// What one request to an `UploadServer` is, decided once by ``ReceiverRouter`` before
 /// anything else looks at it: the router sends it on by this, and every gate (the signed
 /// URL, the authorization hook, byte limits, admission) decides by this, so that no two
 /// of them can take one request for different things.

@@ -6,7 +6,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 
-/// What an ``UploadServer`` with an ``UploadURLSigner`` asks of each request before the
+/// What an `UploadServer` with an ``UploadURLSigner`` asks of each request before the
 /// receivers see it, by the request's ``ReceiverRoute``:
 ///
 /// - A request that begins an upload (a multipart form, a tus creation, a creation of the

@@ -7,7 +7,7 @@ import FormPostDigests
 import Multipart
 
 /// Signed upload URLs, for the flow where an application server authorizes an upload and
-/// the browser sends it straight to `formpost serve` (or an ``UploadServer``): the
+/// the browser sends it straight to `formpost serve` (or an `UploadServer`): the
 /// application signs a method, a path, an expiry and optionally a size limit with a key
 /// it shares with the receiving server, and hands the URL to the browser; the server
 /// verifies it before it reads a byte of the body.

@@ -7,7 +7,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 
-/// The page ``UploadServer`` answers at `GET /`: a form to upload files from a browser to
+/// The page `UploadServer` answers at `GET /`: a form to upload files from a browser to
 /// the receiver on the same origin, with nothing loaded from elsewhere.
 ///
 /// Its script sends each chosen (or dropped) file as a resumable upload of the IETF draft

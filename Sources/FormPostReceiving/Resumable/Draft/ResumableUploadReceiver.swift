@@ -49,7 +49,7 @@ import ResumableHTTP
 ///
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
 /// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
-/// connection's peer, or the client a trusted proxy forwarded: ``UploadServer/trustedProxies``); past
+/// connection's peer, or the client a trusted proxy forwarded: `UploadServer/trustedProxies`); past
 /// either, creation answers 503 with `Retry-After`. An upload that has received no byte
 /// `idleUploadExpiry` after it began is removed (404 from then on): one created and left
 /// empty does not hold its place for a day. The states of complete uploads are kept, at
@@ -60,7 +60,7 @@ import ResumableHTTP
 /// storage"): representations that are not forms only (a form is answered 415). There an
 /// upload expires `expiry` after its last activity (`Upload-Limit`'s `max-age` still counts
 /// from its creation), the idle expiry and the limits of uploads in progress are not
-/// counted, and a sweep (``ObjectStorage/sweepInterval``) takes up completions and removes
+/// counted, and a sweep (`ObjectStorage/sweepInterval`) takes up completions and removes
 /// expired uploads.
 public struct ResumableUploadReceiver: Sendable {
     /// Where upload resources live: `basePath/ID`.

@@ -1,7 +1,7 @@
 import Multipart
 
 /// What a resumable upload kept in object storage saves of itself besides where its bytes
-/// are (``ObjectUploadState``): tus's ``TusUploadInfo`` and the draft's ``DraftUploadInfo``.
+/// are (`ObjectUploadState`): tus's ``TusUploadInfo`` and the draft's ``DraftUploadInfo``.
 /// It tells the store and the completion shared by both protocols what they need to know.
 protocol ObjectUploadInfo: Codable, Equatable, Sendable {
     /// The upload's length, once known (a draft upload may learn it only with its last byte).

@@ -10,7 +10,7 @@ import NIOPosix
 
 /// Resumable uploads kept in object storage, in the style of tusd's `s3store`, so that any
 /// receiver on the bucket can continue any upload: under `PREFIX.NAME/` (`.tus/` for tus,
-/// `.resumable/` for the draft), the upload's state `ID.info` (``ObjectUploadState``,
+/// `.resumable/` for the draft), the upload's state `ID.info` (`ObjectUploadState`,
 /// written with `If-None-Match: *` at creation and with `If-Match` on the ETag read ever
 /// after, so that no state is saved over one it did not read), its lease `ID.lease`
 /// (``ObjectLease``: one receiver appends, completes or removes at a time), and its tail
@@ -22,7 +22,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     let store: any ObjectStore
     /// The name of the directory-like prefix its uploads' state is kept under: `tus`, `resumable`.
     let name: String
-    /// The size of every part but the last: ``ObjectStorage/partSize(maxFileSize:)``.
+    /// The size of every part but the last: `ObjectStorage/partSize(maxFileSize:)`.
     let partSize: Int
     /// How long a lease lasts, in seconds; it is renewed while an append runs.
     let leaseSeconds: Double

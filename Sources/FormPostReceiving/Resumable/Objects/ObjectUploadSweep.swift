@@ -6,7 +6,7 @@ import Foundation
 import Logging
 
 /// Looks after the uploads of an ``ObjectUploadStore`` that no request comes for, every
-/// ``ObjectStorage/sweepInterval``: a completion recorded and not finished (its receiver
+/// `ObjectStorage/sweepInterval`: a completion recorded and not finished (its receiver
 /// died, or the store failed it, and its client did not ask again) is finished — the object
 /// made, its `post-finish` event recorded — and an upload idle for the receiver's expiry is
 /// removed (its stored object stays). Each under the upload's lease: one that another

@@ -45,7 +45,7 @@ import ResumableHTTP
 ///
 /// At most `maxUploadsInProgress` uploads are in progress at once, and at most
 /// `maxUploadsInProgressPerClient` created from one client address (`ClientAddress`: the
-/// connection's peer, or the client a trusted proxy forwarded: ``UploadServer/trustedProxies``); past
+/// connection's peer, or the client a trusted proxy forwarded: `UploadServer/trustedProxies`); past
 /// either, creation answers 503 with `Retry-After`. An upload in progress that has received no byte
 /// for `idleUploadExpiry` is removed (404 from then on): one created and left empty, or
 /// fed a byte now and then, does not hold its place for a day. The states of complete uploads are kept, at

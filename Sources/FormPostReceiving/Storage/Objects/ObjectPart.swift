@@ -1,5 +1,5 @@
 /// One part of an object store's multipart upload, as sent: its number, the ETag the store
-/// answered, and its size. Saved in a resumable upload's state (``ObjectUploadState``) as JSON.
+/// answered, and its size. Saved in a resumable upload's state (`ObjectUploadState`) as JSON.
 public struct ObjectPart: Codable, Equatable, Sendable {
     /// Its number, from 1.
     public var number: Int
