@@ -16,7 +16,7 @@ struct DeploymentFilesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
     static let unitPath = root + "/deploy/formpost.service"
     static let frontPath = root + "/deploy/nginx.conf"
-    static let articlePath = root + "/Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md"
+    static let articlePath = root + "/Sources/FormPostReceiving/FormPostReceiving.docc/RunningInProduction.md"
 
     /// `text` with each of `replacements` made; each must occur, so that a change to the
     /// files that this test would no longer follow fails it instead of passing unnoticed.

@@ -175,7 +175,7 @@ func articleUploadingExample3() async throws {
     print(results.items)
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/ReceivingUploads.md.
+/// From Sources/FormPostReceiving/FormPostReceiving.docc/ReceivingUploads.md.
 func articleReceivingUploadsExample1() async throws {
     /// A handler of another server: its request in, its answer out (status, header fields and
     /// the JSON receipt, for the server to send).
@@ -186,7 +186,7 @@ func articleReceivingUploadsExample1() async throws {
     }
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+/// From Sources/FormPostReceiving/FormPostReceiving.docc/RunningInProduction.md.
 func articleRunningInProductionExample1() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
     let health = ServerHealth(directory: receiver.configuration.directory)
@@ -195,7 +195,7 @@ func articleRunningInProductionExample1() async throws {
     health.beginStopping()
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+/// From Sources/FormPostReceiving/FormPostReceiving.docc/RunningInProduction.md.
 func articleRunningInProductionExample2() async throws {
     let signer = try UploadURLSigner(keyFile: "/etc/formpost/key")   // at least 32 random bytes
     let expires = Int64(Date().timeIntervalSince1970) + 600
@@ -203,7 +203,7 @@ func articleRunningInProductionExample2() async throws {
     // "https://uploads.example.com" + target goes to the browser.
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+/// From Sources/FormPostReceiving/FormPostReceiving.docc/RunningInProduction.md.
 func articleRunningInProductionExample3() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
     var server = UploadServer(receiver: receiver, host: "0.0.0.0")
@@ -216,7 +216,7 @@ func articleRunningInProductionExample3() async throws {
     }
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+/// From Sources/FormPostReceiving/FormPostReceiving.docc/RunningInProduction.md.
 func articleRunningInProductionExample4() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
     var server = UploadServer(receiver: receiver, host: "0.0.0.0")
@@ -229,7 +229,7 @@ func articleRunningInProductionExample4() async throws {
     }
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+/// From Sources/FormPostReceiving/FormPostReceiving.docc/RunningInProduction.md.
 func articleRunningInProductionExample5() async throws {
     var configuration = ReceiverConfiguration(directory: "./uploads")
     let outbox = try UploadEventOutbox(directory: "./uploads/.events")
@@ -244,14 +244,14 @@ func articleRunningInProductionExample5() async throws {
     let deliveries = Task { await delivery.run() }  // cancel it to stop; what is left waits on the disk
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/RunningInProduction.md.
+/// From Sources/FormPostReceiving/FormPostReceiving.docc/RunningInProduction.md.
 func articleRunningInProductionExample6() async throws {
     let receiver = try UploadReceiver(configuration: ReceiverConfiguration(directory: "./uploads"))
     var server = UploadServer(receiver: receiver, host: "0.0.0.0")
     server.trustedProxies = try TrustedProxies(["10.0.0.0/8", "2001:db8:ffff::/48"])
 }
 
-/// From Sources/FormPostServer/FormPostServer.docc/StoringInObjectStorage.md.
+/// From Sources/FormPostS3/FormPostS3.docc/StoringInObjectStorage.md.
 func articleStoringInObjectStorageExample1() async throws {
     let storage = try ObjectStorage.fromEnvironment(uri: "s3://uploads-bucket/incoming")
     let configuration = ReceiverConfiguration(directory: "./uploads", objectStorage: storage)

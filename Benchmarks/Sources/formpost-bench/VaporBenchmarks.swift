@@ -14,9 +14,10 @@ import NIOCore
 /// Rows: `vapor-1g`, one form with one file of `--size-mib` (1 GiB) sent by `curl -F`;
 /// `vapor-small`, 2,000 forms of ten fields and a 4 KiB file, 16 at once through
 /// AsyncHTTPClient. The servers take turns in every run; each answer is checked (the large
-/// file's SHA-256, every small form's 200). A line per row: the median seconds, MB/s, and
-/// median peak RSS (VmHWM) of each server, FormPostVapor's speed over each other's, and its
-/// peak RSS over Vapor's own.
+/// file's SHA-256, every small form's 200). A line per row: the median seconds, MB/s, CPU
+/// seconds per GiB (the app's user and system time, from /proc) and peak RSS (VmHWM) of each
+/// server, FormPostVapor's speed over each other's, its CPU per GiB over Hummingbird's, and
+/// its peak RSS over Vapor's own.
 struct VaporBenchmarks {
     let size: Int
     let runs: Int
@@ -28,6 +29,7 @@ struct VaporBenchmarks {
         let seconds: Double
         let mbps: Double
         let peak_rss_mib: Double
+        let cpu_seconds_per_gib: Double
         let seconds_range: [Double]
     }
 
@@ -39,6 +41,8 @@ struct VaporBenchmarks {
         /// FormPostVapor's speed over Vapor's own, and over FormPostServer on Hummingbird.
         let speed_over_vapor_collect: Double
         let speed_over_hummingbird: Double
+        /// FormPostVapor's CPU seconds per GiB over FormPostServer's on Hummingbird.
+        let cpu_over_hummingbird: Double
         /// FormPostVapor's peak RSS over Vapor's own.
         let rss_over_vapor_collect: Double
     }
@@ -74,7 +78,7 @@ struct VaporBenchmarks {
 
     /// Runs `upload` against each server in turn, `runs` times after a warm-up, and prints the row.
     private func measure(_ workload: String, bytes: Int64, _ upload: @escaping (Int) async throws -> Void) async throws {
-        var seconds: [String: [Double]] = [:], peaks: [String: [Double]] = [:]
+        var seconds: [String: [Double]] = [:], peaks: [String: [Double]] = [:], cpu: [String: [Double]] = [:]
         for run in 0...runs {
             for server in Self.servers {
                 let stored = directory + "/stored-\(server)"
@@ -89,11 +93,13 @@ struct VaporBenchmarks {
                 }
                 let elapsed = ContinuousClock.now - started
                 let peak = app.peakRSS()
+                let spent = app.cpuSeconds()
                 app.stop()
                 try? FileManager.default.removeItem(atPath: stored)
                 guard run > 0 else { continue }
                 seconds[server, default: []].append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                 peaks[server, default: []].append(Double(peak) / 1_048_576)
+                cpu[server, default: []].append(spent / (Double(bytes) / Double(1 << 30)))
             }
         }
         var figures: [String: ServerFigures] = [:]
@@ -101,11 +107,12 @@ struct VaporBenchmarks {
             let times = seconds[server] ?? []
             let median = Measurement.median(times)
             figures[server] = ServerFigures(seconds: median, mbps: Double(bytes) / median / 1e6, peak_rss_mib: Measurement.median(peaks[server] ?? []),
-                                            seconds_range: [times.min() ?? 0, times.max() ?? 0])
+                                            cpu_seconds_per_gib: Measurement.median(cpu[server] ?? []), seconds_range: [times.min() ?? 0, times.max() ?? 0])
         }
         let ours = figures["formpost-vapor"]!, collect = figures["vapor-collect"]!, hummingbird = figures["formpost-hummingbird"]!
         let row = Row(workload: workload, bytes: bytes, runs: runs, servers: figures, speed_over_vapor_collect: collect.seconds / ours.seconds,
-                      speed_over_hummingbird: hummingbird.seconds / ours.seconds, rss_over_vapor_collect: ours.peak_rss_mib / collect.peak_rss_mib)
+                      speed_over_hummingbird: hummingbird.seconds / ours.seconds,
+                      cpu_over_hummingbird: ours.cpu_seconds_per_gib / hummingbird.cpu_seconds_per_gib, rss_over_vapor_collect: ours.peak_rss_mib / collect.peak_rss_mib)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         print(String(decoding: try encoder.encode(row), as: UTF8.self))
@@ -183,6 +190,15 @@ struct ReceiverApp {
         let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
         return (Int64(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    /// The CPU seconds (user and system, all threads) the process has used so far.
+    func cpuSeconds() -> Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+        let fields = stat[(stat.lastIndex(of: ")").map { stat.index(after: $0) } ?? stat.startIndex)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func stop() {

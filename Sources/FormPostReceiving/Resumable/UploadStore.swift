@@ -77,7 +77,7 @@ package struct UploadStore: Sendable {
     }
 
     /// The name of the file ``probeLink(from:to:)`` makes and removes, before its random part.
-    private static let linkProbePrefix = ".link-probe-"
+    static let linkProbePrefix = ".link-probe-"
 
     /// Links a new file of `stateDirectory` into `directory` and removes both, as storing a
     /// completed upload links its data: a state directory on another file system, or
@@ -88,7 +88,7 @@ package struct UploadStore: Sendable {
     /// - Throws: ``ReceiverSetupError/stateDirectoryOnAnotherFileSystem(_:)`` when the link
     ///   crosses file systems (`EXDEV`); ``ReceiverSetupError/resumableStorageUnusable(_:reason:)``
     ///   when it fails otherwise.
-    private static func probeLink(from stateDirectory: String, to directory: String) throws {
+    static func probeLink(from stateDirectory: String, to directory: String) throws {
         let name = linkProbePrefix + randomName()
         let source = stateDirectory + "/" + name, target = directory + "/" + name
         let descriptor = open(source, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -109,7 +109,7 @@ package struct UploadStore: Sendable {
     /// names that begin with an upload's ID) to `new` by rename, then removes `old` if that
     /// emptied it. A file whose name `new` already holds stays, and so does anything else
     /// (the state directory itself, when it was put inside `old`).
-    private static func moveUploads(from old: String, to new: String) throws {
+    static func moveUploads(from old: String, to new: String) throws {
         guard access(old, F_OK) == 0 else { return }
         // A process still receiving in the hidden directory keeps its uploads there.
         try StateDirectoryLock.take(old)
@@ -236,59 +236,6 @@ package struct UploadStore: Sendable {
         try FileSync.data(descriptor, what: "undoing an append failed")
     }
 
-    /// A new completion of `id`: a random name to store its data under, and the data's
-    /// SHA-256 (`known`, or read from the file when nil).
-    func plannedCompletion(_ id: String, sha256 known: String?) throws -> UploadCompletion {
-        UploadCompletion(storedAs: Self.randomName(), sha256: try known ?? Self.sha256(ofFileAt: dataPath(id)), event: UploadEventOutbox.newID())
-    }
-
-    /// Stores the complete data of `id` in the directory as `completion` says, in steps
-    /// each of which may be taken again: saves `pending` (its state, recording
-    /// `completion`), hard-links the data there under the recorded name with the mode of
-    /// stored files (then syncs the file and the directory), records `upload`'s event
-    /// (``announce(_:as:)``), saves `done` (its state, complete), and removes the data. A crash
-    /// between two steps leaves an upload whose data is still there, at its full offset,
-    /// with the completion recorded (completing it again stores the same file, once), or a
-    /// complete one with a leftover data file (``removeData(_:)`` removes it).
-    func complete(_ id: String, as completion: UploadCompletion, pending: some Encodable, done: some Encodable,
-                  announcing upload: UploadEvent.Upload) throws {
-        try reach(.beforeRecording)
-        try save(pending, id: id)
-        try reach(.beforeLink)
-        try linkData(id, as: completion)
-        try FileSync.file(dataPath(id))
-        try syncStoredFiles()
-        try reach(.afterLink)
-        try announce(upload, as: completion.event ?? UploadEventOutbox.legacyID(of: completion.storedAs))
-        try reach(.afterEvent)
-        try save(done, id: id)
-        try reach(.beforeUnlink)
-        removeData(id)
-    }
-
-    /// Records the event of `type` (`post-finish` unless said) about `upload` in ``events``
-    /// (when there are), under the identifier `event` (a new one when nil). A completion
-    /// calls it once its files are safe and before its state says complete, so that a
-    /// completion taken up again records it again: at least once.
-    func announce(_ upload: UploadEvent.Upload, as event: String?, type: String = UploadEvent.postFinish) throws {
-        try events?.recordNow(UploadEvent(id: event ?? UploadEventOutbox.newID(), type: type, upload: upload))
-    }
-
-    /// Runs ``completionFault`` at `step`; what it throws fails the step as storage fails.
-    func reach(_ step: CompletionStep) throws {
-        do {
-            try completionFault?(step)
-        } catch {
-            throw ReceiverFailure.storage("storing an upload failed \(step.rawValue): \(error)")
-        }
-    }
-
-    /// Whether the data of `id` is already linked as `completion`'s stored file: a
-    /// completion that stopped after that step.
-    func isLinked(_ id: String, as completion: UploadCompletion) -> Bool {
-        Self.isSameFile(dataPath(id), directory + "/" + completion.storedAs)
-    }
-
     /// The size of `id`'s data, or nil when it has none (it was stored, or removed).
     func dataSize(_ id: String) -> Int64? {
         var status = stat()
@@ -298,7 +245,7 @@ package struct UploadStore: Sendable {
     /// Gives the data of `id` the mode of stored files and links it into the directory as
     /// `completion.storedAs`; the name being taken already by the data itself (an earlier
     /// attempt's link) is no failure.
-    private func linkData(_ id: String, as completion: UploadCompletion) throws {
+    func linkData(_ id: String, as completion: UploadCompletion) throws {
         let stored = directory + "/" + completion.storedAs
         guard chmod(dataPath(id), mode_t(fileMode)) == 0 else { throw ReceiverFailure.storing("storing an upload failed", errno: errno) }
         guard link(dataPath(id), stored) != 0 else { return }
@@ -309,7 +256,7 @@ package struct UploadStore: Sendable {
     }
 
     /// Whether `path` and `other` both exist and are one file (the same inode and size).
-    private static func isSameFile(_ path: String, _ other: String) -> Bool {
+    static func isSameFile(_ path: String, _ other: String) -> Bool {
         var first = stat(), second = stat()
         guard stat(path, &first) == 0, stat(other, &second) == 0 else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino && first.st_size == second.st_size
@@ -377,7 +324,7 @@ package struct UploadStore: Sendable {
     /// An unreadable state (torn, or not this store's) is left alone with its upload's
     /// files, for repair, and not counted; returns the paths of those. It blocks on the
     /// file system.
-    private func takeCensus() -> [String] {
+    func takeCensus() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []
         let states = Set(names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
         var entries: [String: UploadCensus.Entry] = [:]
@@ -428,7 +375,7 @@ package struct UploadStore: Sendable {
         var isComplete: Bool { file != nil || answer != nil }
     }
 
-    private static func sha256(ofFileAt path: String) throws -> String {
+    static func sha256(ofFileAt path: String) throws -> String {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ReceiverFailure.storing("cannot read an upload", errno: errno) }
         defer { close(descriptor) }
