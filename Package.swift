@@ -5,7 +5,8 @@ let package = Package(
     name: "FormPost",
     // Mutex, TaskExecutor and String(validating:) need these; visionOS is declared so that
     // SwiftPM does not assume 1.0. FormPostServer and formpost do not build for watchOS
-    // (Hummingbird's NIOTransportServices excludes it): Multipart and FormPost do.
+    // (Hummingbird's NIOTransportServices excludes it): Multipart, FormPost and the
+    // receiving core (FormPostReceiving, FormPostS3, FormPostHooks) do.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Multipart", targets: ["Multipart"]),

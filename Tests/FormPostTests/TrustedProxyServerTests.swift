@@ -10,12 +10,13 @@ import Darwin
 
 /// ``UploadServer/trustedProxies`` in Swift: connections from a trusted proxy are exempt
 /// from the per-address connection limit, and the IETF draft's receiver counts its uploads
-/// under the client the proxy forwarded.
+/// under the client the proxy forwarded — on Hummingbird, and with the same routes mounted
+/// in a Vapor app.
 @Suite("UploadServer behind a trusted proxy")
 struct TrustedProxyServerTests {
     /// Runs `body` with the port of a server on 127.0.0.1 with `limits` and
     /// `trustedProxies`, receiving the IETF draft's resumable uploads, one in progress per client.
-    static func withServer<T: Sendable>(limits: ConnectionLimits = ConnectionLimits(), trusting ranges: [String],
+    static func withServer<T: Sendable>(limits: ConnectionLimits = ConnectionLimits(), trusting ranges: [String], on adapter: ReceiverAdapter = .hummingbird,
                                         _ body: @Sendable (Int) async throws -> T) async throws -> T {
         let uploads = try SampleDirectory()
         var logger = Logger(label: "test")
@@ -25,7 +26,7 @@ struct TrustedProxyServerTests {
         let resumable = try ResumableUploadReceiver(receiver: receiver, expiry: .seconds(3600), logger: logger)
         var server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, connectionLimits: limits, resumable: resumable)
         server.trustedProxies = try TrustedProxies(ranges)
-        return try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }, body)
+        return try await whileServing(server, on: adapter, body)
     }
 
     /// The status line of `GET /` on a new connection while another is held open, both from
@@ -50,9 +51,10 @@ struct TrustedProxyServerTests {
         #expect(try await Self.secondConnection(trusting: []) == "")
     }
 
-    @Test("the IETF draft's uploads count per forwarded client: each of two gets its one, a second of one gets 503")
-    func draftUploadsCountPerForwardedClient() async throws {
-        let statuses = try await Self.withServer(trusting: ["127.0.0.0/8"]) { port in
+    @Test("the IETF draft's uploads count per forwarded client: each of two gets its one, a second of one gets 503",
+          arguments: ReceiverAdapter.allCases)
+    func draftUploadsCountPerForwardedClient(adapter: ReceiverAdapter) async throws {
+        let statuses = try await Self.withServer(trusting: ["127.0.0.0/8"], on: adapter) { port in
             try await offPool {
                 try ["198.51.100.1", "2001:db8::1", "198.51.100.1"].map { client in
                     let request = "POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: \(client)\r\nUpload-Complete: ?0\r\nContent-Length: 0\r\n\r\n"

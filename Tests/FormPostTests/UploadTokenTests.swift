@@ -57,8 +57,8 @@ struct UploadTokenTests {
     }
 
     @Test("tus and the draft with signed URLs: the creation's Location (and the draft's 104) carries the upload's token; HEAD, PATCH, GET and DELETE without it are 401, with another upload's 403, with it answered; the upload completes",
-          .timeLimit(.minutes(2)))
-    func followUpsNeedTheToken() async throws {
+          .timeLimit(.minutes(2)), arguments: ReceiverAdapter.allCases)
+    func followUpsNeedTheToken(adapter: ReceiverAdapter) async throws {
         let sample = try SampleDirectory()
         let directory = sample.path + "/uploads"
         var logger = Logger(label: "test")
@@ -69,7 +69,7 @@ struct UploadTokenTests {
         let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tus: try TusReceiver(configuration: configuration, logger: logger),
                                   resumable: try ResumableUploadReceiver(receiver: receiver, logger: logger), uploadSigner: signer)
         let expires = Int64(Date().timeIntervalSince1970) + 600
-        let results = try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { port in
+        let results = try await whileServing(server, on: adapter) { port in
             try await offPool { () -> [String: SourcedHTTP.Answer] in
                 func send(_ method: String, _ target: String, _ headers: [String: String], body: String = "") throws -> SourcedHTTP.Answer {
                     try SourcedHTTP.send(method, target, port: port, from: "127.0.0.1", headers: headers, body: Array(body.utf8))
@@ -124,9 +124,13 @@ struct UploadTokenTests {
         #expect(draft.status == 201, "\(draft.text)")
         let draftLocation = draft.headers["location"] ?? ""
         #expect(draftLocation.contains("?X-FormPost-Upload-Expires="), "\(draftLocation)")
-        // The 104 names the upload with its token too.
-        #expect(draft.interim.count == 1 && draft.interim.first?.hasPrefix("HTTP/1.1 104") == true, "\(draft.interim)")
-        #expect(draft.interim.first?.lowercased().contains("location: " + draftLocation.lowercased()) == true, "\(draft.interim)")
+        // The 104 names the upload with its token too (Vapor sends no interim answer).
+        if adapter == .hummingbird {
+            #expect(draft.interim.count == 1 && draft.interim.first?.hasPrefix("HTTP/1.1 104") == true, "\(draft.interim)")
+            #expect(draft.interim.first?.lowercased().contains("location: " + draftLocation.lowercased()) == true, "\(draft.interim)")
+        } else {
+            #expect(draft.interim.isEmpty, "\(draft.interim)")
+        }
         #expect(results["draft patch"]?.status == 200, "\(results["draft patch"]?.text ?? "")")
         let stored = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }
         #expect(stored.count == 2, "\(stored)")
