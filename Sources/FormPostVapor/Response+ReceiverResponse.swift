@@ -19,14 +19,20 @@ extension Response {
         }
     }
 
-    /// Vapor's answer for `response`, whose body is written at once and whose end is
-    /// written by `ending` (`.end`, or `.error` to end the exchange: Vapor then closes the
-    /// connection, or resets the HTTP/2 stream, after the body's bytes).
+    /// Vapor's answer for `response` (which has a body), whose body is written at once and
+    /// whose end is written by `ending`: `.end`, or `.error` to end the exchange (on
+    /// HTTP/1.1 Vapor then closes the connection, after the body's bytes). A body whose
+    /// write fails is ended in error at once.
     convenience init(_ response: ReceiverResponse, ending: @escaping @Sendable (any AsyncBodyStreamWriter) async throws -> Void) {
         self.init(response)
         let bytes = response.body
         body = Body(asyncStream: { writer in
-            if bytes.readableBytes > 0 { try await writer.write(.buffer(bytes)) }
+            do {
+                try await writer.write(.buffer(bytes))
+            } catch {
+                try? await writer.write(.error(error))
+                throw error
+            }
             try await ending(writer)
         }, count: bytes.readableBytes)
     }

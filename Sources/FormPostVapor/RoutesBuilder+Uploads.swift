@@ -13,20 +13,23 @@ extension RoutesBuilder {
     /// same receivers with signed URLs, authorization, trusted proxies, health and metrics.
     public func receiveUploads(at path: String = "/upload", receiver: UploadReceiver, tus: TusReceiver? = nil,
                                resumable: ResumableUploadReceiver? = nil, uploadPage: Bool = false) {
+        let formPath = "/" + path.split(separator: "/").joined(separator: "/")
         receiveUploads(at: path, routes: UploadRoutesConfiguration(receiver: receiver, tus: tus, resumable: resumable,
-                                                                   pagePath: uploadPage ? path : nil))
+                                                                   pagePath: uploadPage ? formPath : nil))
     }
 
     /// Mounts ``FormPostReceiving/UploadRoutes`` of `routes` — the receivers and their gates,
     /// as `formpost serve` answers — every route streaming its body: multipart forms (and
     /// the IETF draft's creations) on `POST` and `PUT path`, tus under its base path, the
-    /// draft's uploads under theirs, the upload page on `GET` ``FormPostReceiving/UploadRoutesConfiguration/pagePath``,
-    /// and `/healthz`, `/readyz` and `/metrics` when configured.
+    /// draft's uploads under theirs, the upload page on `GET` ``FormPostReceiving/UploadRoutesConfiguration/pagePath``
+    /// (whose forms go to the same path: `POST` and `PUT` there too), and `/healthz`,
+    /// `/readyz` and `/metrics` when configured. The page path is compared with the request's
+    /// as it is given: `/upload`, not `upload` or `/upload/`.
     ///
-    /// Vapor finds the route by the path with its empty segments dropped; the routes then
-    /// decide again from the path as the client sent it, as they do on Hummingbird, so that
-    /// a path spelled differently (`//files`, `/files/.`) is gated and answered as
-    /// `formpost serve` answers it. Mount them on the application itself, not a group with
+    /// Vapor reads a path's leading slashes as one (`//files` is `/files`), and finds the
+    /// route by its segments with the empty ones dropped; the routes then decide again from
+    /// the path as Vapor read it (`/files/.`, `/files//` are 404 under tus's base path, as on
+    /// Hummingbird), and every gate goes by that one decision. Mount them on the application itself, not a group with
     /// a prefix: the receivers' `Location`s are the absolute paths they were given. `path`
     /// must not be tus's or the draft's base path (their routes would take each other's
     /// requests): that traps.
@@ -41,8 +44,10 @@ extension RoutesBuilder {
         }
         var targets: [(methods: [HTTPMethod], path: [PathComponent])] = [([.POST, .PUT, .OPTIONS], formPath)]
         if let pagePath = routes.pagePath {
-            // Vapor answers a HEAD with the GET route when no HEAD route is registered.
-            targets.append(([.GET], Self.components(pagePath)))
+            // Vapor answers a HEAD with the GET route when no HEAD route is registered. The
+            // page sends its forms to the URL it was loaded from.
+            let page = Self.components(pagePath)
+            targets.append(([.GET] + (page == formPath ? [] : [.POST, .PUT, .OPTIONS]), page))
         }
         let everyMethod: [HTTPMethod] = [.POST, .PUT, .HEAD, .GET, .PATCH, .DELETE, .OPTIONS]
         if let tus = routes.tus {

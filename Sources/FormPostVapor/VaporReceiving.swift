@@ -8,26 +8,24 @@ import Vapor
 /// (its body streamed through one ``VaporBodyPump``), the answer as Vapor's `Response`.
 enum VaporReceiving {
     /// Answers `request` with `respond`. Once it has answered, the receiver is done with
-    /// the body: what the client still sends is read and dropped. After an answer that ends
-    /// the exchange before the body's end (``ReceiverResponse/endsExchange``), for at most
-    /// ``ReceiverResponse/lingeringTime``, while the answer's body is held open: the client
-    /// reads the whole answer, and when it is still sending then, the answer's end fails,
-    /// and Vapor closes the connection (HTTP/1.1) or resets the stream (HTTP/2), as
-    /// Hummingbird's adapter closes it.
+    /// the body: what the client still sends is read and dropped. After an answer with a
+    /// body that ends the exchange before the request's body ended
+    /// (``ReceiverResponse/endsExchange``), on HTTP/1.1, for at most
+    /// ``ReceiverResponse/lingeringTime``, while the answer's end is held back: the client
+    /// reads the whole answer, and when it is still sending then, the answer's end is failed,
+    /// on which Vapor closes the connection, as Hummingbird's adapter closes it. On HTTP/2 the
+    /// answer ends at once, and what the client still sends on the stream is dropped for the
+    /// lingering time, then no longer read: Vapor gives a handler no way to reset a stream.
     static func answer(_ request: Request, with respond: @Sendable (ReceiverRequest) async -> ReceiverResponse) async -> Response {
         let pump = VaporBodyPump(request.body)
         let connection = VaporReceiverConnection(body: pump, isMultiplexedStream: request.version.major == 2)
         let answer = await respond(ReceiverRequest(request, body: ReceiverRequestBody(VaporRequestBody(pump: pump)), connection: connection))
-        guard answer.endsExchange else {
-            Task { await pump.drained() }
-            return Response(answer)
-        }
+        pump.end()
+        guard answer.endsExchange else { return Response(answer) }
+        let drained = Task { await pump.drained(within: ReceiverResponse.lingeringTime) }
+        guard request.version.major == 1, answer.body.readableBytes > 0 else { return Response(answer) }
         return Response(answer) { writer in
-            if await pump.drained(within: ReceiverResponse.lingeringTime) {
-                try await writer.write(.end)
-            } else {
-                try await writer.write(.error(ChannelError.eof))
-            }
+            try await writer.write(await drained.value ? .end : .error(ChannelError.eof))
         }
     }
 }

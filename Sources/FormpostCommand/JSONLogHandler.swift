@@ -9,7 +9,7 @@ import Logging
 
 /// `formpost serve --log-format json`: each log message as one line of JSON on standard
 /// error, for a log collector to read without parsing prose —
-/// `{"time":"2026-11-27T05:01:02.345Z","level":"info","label":"formpost.serve","source":"FormPostServer","message":"POST /upload 200", …}`
+/// `{"time":"2026-11-27T05:01:02.345Z","level":"info","label":"formpost.serve","source":"FormPostReceiving","message":"POST /upload 200", …}`
 /// with every metadata value a key of its own beside those (`method`, `path`, `status`,
 /// `bytes`, `duration`, `client`, `upload`: a receiver's request line). Integer and
 /// decimal metadata are JSON numbers, lists arrays, dictionaries objects; a metadata key

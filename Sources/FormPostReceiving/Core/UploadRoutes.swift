@@ -33,8 +33,9 @@ public struct UploadRoutes: Sendable {
     }
 
     /// Answers `request`, whose ``ReceiverRequest/clientAddress`` is its connection's peer
-    /// and whose ``ReceiverRequest/path`` is as the client sent it (nothing decoded or
-    /// normalised: the routes compare it byte for byte).
+    /// and whose ``ReceiverRequest/path`` is as the server read it from the request line
+    /// (the routes decode and normalise nothing: they compare it byte for byte; Hummingbird
+    /// hands it as sent, Vapor with its leading slashes read as one).
     public func respond(to request: ReceiverRequest) async -> ReceiverResponse {
         let route = router.route(of: request)
         guard let metrics else { return await answer(request, route: route) }
