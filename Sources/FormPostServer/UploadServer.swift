@@ -49,6 +49,9 @@ public struct UploadServer: Sendable {
     /// `UploadAuthorizationHook/authorize(_:)`
     /// asks an HTTP service, as `formpost serve --hook-url` does.
     public var authorize: (@Sendable (UploadAuthorizationRequest) async -> UploadAuthorization)?
+    /// Which other origins' pages may upload from the browser (CORS), or nil for no CORS
+    /// field at all (see `CrossOriginPolicy`).
+    public var crossOrigin: CrossOriginPolicy?
     /// The receiver of resumable (tus) uploads, answering under its base path, or nil.
     public let tus: TusReceiver?
     /// The receiver of resumable uploads of the IETF draft, or nil.
@@ -124,7 +127,8 @@ public struct UploadServer: Sendable {
     /// ``uploadPage``) and its gates, as `UploadRoutes` takes them.
     public var routes: UploadRoutesConfiguration {
         UploadRoutesConfiguration(receiver: receiver, tus: tus, resumable: resumable, pagePath: uploadPage ? "/" : nil, health: health,
-                                  uploadSigner: uploadSigner, metrics: metrics, trustedProxies: trustedProxies, authorize: authorize)
+                                  uploadSigner: uploadSigner, metrics: metrics, trustedProxies: trustedProxies, crossOrigin: crossOrigin,
+                                  authorize: authorize)
     }
 
     /// The Hummingbird application; run it with `runService()` (stops gracefully on

@@ -114,6 +114,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-format"),
             help: "text (the default: one line per message, fields as key=value) or json (one JSON object per line: time, level, label, source, message and each field — a request's method, path, status, bytes, duration, client, upload).")
     var logFormat = "text"
+    @Option(name: .customLong("cors-origin"),
+            help: "Let pages of this origin (https://app.example.com, or * for any) upload from the browser (CORS): preflights answered, the tus and draft fields allowed, Location and Upload-* exposed. Repeatable. Without it no CORS field is answered.")
+    var corsOrigins: [String] = []
     @Flag(name: .customLong("metrics"),
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
     var metrics = false
@@ -158,6 +161,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard let bodyLimit = ByteSize.parse(maxBodySize) else { throw fail(UsageError("--max-body-size \(maxBodySize): expected bytes or K/M/G")) }
         guard let fileLimit = ByteSize.parse(maxFileSize) else { throw fail(UsageError("--max-file-size \(maxFileSize): expected bytes or K/M/G")) }
         guard maxParts > 0 else { throw fail(UsageError("--max-parts must be positive")) }
+        let crossOrigin: CrossOriginPolicy?
+        do {
+            crossOrigin = corsOrigins.isEmpty ? nil : try CrossOriginPolicy(allowedOrigins: corsOrigins)
+        } catch {
+            throw fail(UsageError("--cors-origin: \(error)"))
+        }
         guard idleTimeout > 0, idleTimeout <= 86_400 else { throw fail(UsageError("--idle-timeout \(idleTimeout): expected seconds between 0 and 86400")) }
         guard maxUploadsInProgress > 0 else { throw fail(UsageError("--max-uploads-in-progress must be positive")) }
         guard maxUploadsInProgressPerClient > 0 else { throw fail(UsageError("--max-uploads-in-progress-per-client must be positive")) }
@@ -319,6 +328,7 @@ struct ServeCommand: AsyncParsableCommand {
                                   resumable: resumable, uploadPage: !noPage, health: health, uploadSigner: signer,
                                   metrics: metricsEndpoint)
         server.trustedProxies = trustedProxies
+        server.crossOrigin = crossOrigin
         server.authorize = hook?.authorize
         // The server's own lines: prose on standard error, or in JSON a log message like the others.
         let inJSON = logFormat == "json"

@@ -4,7 +4,7 @@ import HTTPTypes
 /// `UploadServer`, Vapor's `receiveUploads(at:routes:)`, or an adapter of your own): the
 /// health endpoints, the signature and authorization gates, the upload page, then tus, the
 /// IETF draft and multipart forms; with metrics, `GET /metrics` and the counts of every
-/// request. Each request's route is decided once, from its method, its path as sent and
+/// request; with a ``CrossOriginPolicy``, CORS preflights and fields. Each request's route is decided once, from its method, its path as sent and
 /// its fields, and every gate and the dispatch to a receiver go by it.
 public struct UploadRoutes: Sendable {
     let receiver: UploadReceiver
@@ -16,6 +16,7 @@ public struct UploadRoutes: Sendable {
     let signatureGate: SignatureGate?
     let authorizationGate: AuthorizationGate?
     let metrics: MetricsEndpoint?
+    let crossOrigin: CrossOriginAnswers?
 
     /// The routes of `configuration`.
     public init(_ configuration: UploadRoutesConfiguration) {
@@ -30,6 +31,7 @@ public struct UploadRoutes: Sendable {
         signatureGate = configuration.uploadSigner.map { SignatureGate(signer: $0, clockSkew: UploadURLSigner.defaultClockSkew) }
         authorizationGate = configuration.authorize.map { AuthorizationGate(authorize: $0, logger: configuration.receiver.logger) }
         metrics = configuration.metrics
+        crossOrigin = configuration.crossOrigin.map(CrossOriginAnswers.init)
     }
 
     /// Answers `request`, whose ``ReceiverRequest/clientAddress`` is its connection's peer
@@ -53,6 +55,13 @@ public struct UploadRoutes: Sendable {
     }
 
     private func answer(_ request: ReceiverRequest, route: ReceiverRoute) async -> ReceiverResponse {
+        guard let crossOrigin else { return await gated(request, route: route) }
+        // A preflight is the browser's, not an upload's: answered before any gate.
+        if let preflight = crossOrigin.preflight(request) { return preflight }
+        return crossOrigin.answer(await gated(request, route: route), to: request)
+    }
+
+    private func gated(_ request: ReceiverRequest, route: ReceiverRoute) async -> ReceiverResponse {
         var request = request
         if !trustedProxies.isEmpty { request.clientAddress = trustedProxies.client(of: request.headers, peer: request.clientAddress) }
         if route == .health, let health, let answer = await health.response(to: request) { return answer }

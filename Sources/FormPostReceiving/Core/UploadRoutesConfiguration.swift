@@ -22,6 +22,8 @@ public struct UploadRoutesConfiguration: Sendable {
     /// The reverse proxies in front of the server, none by default: a request whose peer is
     /// one of them counts, and is logged, under the client address they forwarded.
     public var trustedProxies = TrustedProxies()
+    /// Which other origins' pages may upload (CORS), or nil to answer no CORS field at all.
+    public var crossOrigin: CrossOriginPolicy?
     /// Decides whether each upload may begin, or nil to take every upload: called once for
     /// every request that begins one, after the signed URL is checked and before a byte of
     /// its body is read (see ``UploadAuthorization``).
@@ -30,7 +32,7 @@ public struct UploadRoutesConfiguration: Sendable {
     /// A configuration of `receiver`, and of the other receivers and gates given.
     public init(receiver: UploadReceiver, tus: TusReceiver? = nil, resumable: ResumableUploadReceiver? = nil, pagePath: String? = nil,
                 health: ServerHealth? = nil, uploadSigner: UploadURLSigner? = nil, metrics: MetricsEndpoint? = nil,
-                trustedProxies: TrustedProxies = TrustedProxies(),
+                trustedProxies: TrustedProxies = TrustedProxies(), crossOrigin: CrossOriginPolicy? = nil,
                 authorize: (@Sendable (UploadAuthorizationRequest) async -> UploadAuthorization)? = nil) {
         self.receiver = receiver
         self.tus = tus
@@ -40,6 +42,7 @@ public struct UploadRoutesConfiguration: Sendable {
         self.uploadSigner = uploadSigner
         self.metrics = metrics
         self.trustedProxies = trustedProxies
+        self.crossOrigin = crossOrigin
         self.authorize = authorize
     }
 }
