@@ -123,4 +123,40 @@ struct CrossOriginTests {
         #expect(policy.allowOrigin("https://app.example") == nil)
         #expect(policy.allowOrigin("null") == nil)
     }
+
+    @Test("Chromium: a page of a listed origin uploads a form by fetch, a tus upload and a draft upload, reading Location and Upload-Offset; the same page of another origin reads none of their answers (tus and the draft are stopped at the preflight; the form, a request a browser sends without one, is taken and its answer hidden)",
+          .timeLimit(.minutes(3)), arguments: ReceiverAdapter.allCases)
+    func chromium(adapter: ReceiverAdapter) async throws {
+        let missing = try await offPool { try BrowserTests.missingPeers() }
+        try #require(missing.isEmpty, "the browser test needs \(missing.joined(separator: ", ")); scripts/test installs them")
+        let app = try freePort(), other = try freePort()
+        let policy = try CrossOriginPolicy(allowedOrigins: ["http://127.0.0.1:\(app)"])
+        let (finished, stored) = try await Self.withServer(policy, signed: false, on: adapter) { port, directory in
+            let finished = try ChildProcess("python3", [Subprocess.interopScript("browser_cross_origin.py"), "http://127.0.0.1:\(port)",
+                                                        String(app), String(other)]).finish()
+            return (finished, PathSpellingGateTests.stored(in: directory).filter { !$0.hasPrefix(".") })
+        }
+        let stderr = String(decoding: finished.stderr, as: UTF8.self)
+        #expect(finished.status == 0, "browser_cross_origin.py exited \(finished.status): \(stderr)")
+        let outcome = try #require(try JSONSerialization.jsonObject(with: finished.stdout) as? [String: [[String: Any]]], "\(stderr)")
+        let fromApp = try #require(outcome["app"]), fromOther = try #require(outcome["other"])
+        try #require(fromApp.count == 3 && fromOther.count == 3, "\(outcome)")
+        // The form: its receipt read, naming the file's SHA-256.
+        #expect(fromApp[0]["status"] as? Int == 200, "\(fromApp[0])")
+        #expect((fromApp[0]["body"] as? String)?.contains(sha256Hex(Data("hello".utf8))) == true, "\(fromApp[0])")
+        // tus: the creation's Location and the append's Upload-Offset read.
+        let created = fromApp[1]["created"] as? [String: Any], appended = fromApp[1]["appended"] as? [String: Any]
+        #expect(created?["status"] as? Int == 201 && (created?["location"] as? String)?.hasPrefix("/files/") == true, "\(fromApp[1])")
+        #expect(appended?["status"] as? Int == 204 && appended?["offset"] as? String == "5", "\(fromApp[1])")
+        // The draft: a creation with its whole body, answered complete.
+        #expect((fromApp[2]["status"] as? Int).map { (200..<300).contains($0) } == true, "\(fromApp[2])")
+        #expect((fromApp[2]["body"] as? String)?.contains(sha256Hex(Data("hello".utf8))) == true, "\(fromApp[2])")
+        // Another origin: the browser lets the page read nothing.
+        for result in fromOther {
+            #expect(result["error"] as? String != nil, "another origin's page read an answer: \(result)")
+        }
+        // The app's three files, and the other origin's form, which its browser sent without
+        // asking first (FormData is a simple request): taken, its answer hidden from the page.
+        #expect(stored.count == 4, "\(stored)")
+    }
 }
