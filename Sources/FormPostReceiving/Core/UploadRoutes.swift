@@ -4,8 +4,9 @@ import HTTPTypes
 /// `UploadServer`, Vapor's `receiveUploads(at:routes:)`, or an adapter of your own): the
 /// health endpoints, the signature and authorization gates, the upload page, then tus, the
 /// IETF draft and multipart forms; with metrics, `GET /metrics` and the counts of every
-/// request; with a ``CrossOriginPolicy``, CORS preflights and fields. Each request's route is decided once, from its method, its path as sent and
-/// its fields, and every gate and the dispatch to a receiver go by it.
+/// request; with a ``CrossOriginPolicy``, CORS preflights and fields. Each request's route
+/// is decided once, from its method, its path and its fields, and every gate and the
+/// dispatch to a receiver go by it.
 public struct UploadRoutes: Sendable {
     let receiver: UploadReceiver
     let tus: TusReceiver?
