@@ -149,7 +149,7 @@ final class UploadExpiry: Sendable {
     /// request holds it. It blocks on the file system.
     func removeEnded(_ id: String, from store: UploadStore, locks: UploadLocks, digests: RunningDigests, logger: Logger,
                      evictingComplete: Bool = false) {
-        guard let entry = store.census.entry(id), let token = locks.acquire(id) else { return }
+        guard let entry = store.census.entry(id), let token = locks.acquire(id, background: true) else { return }
         defer { locks.release(id, token: token) }
         let look = store.look(id)
         let active = lastActive(id, created: entry.created, in: store)

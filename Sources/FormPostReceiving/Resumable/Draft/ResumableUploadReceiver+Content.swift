@@ -157,7 +157,7 @@ extension ResumableUploadReceiver {
     /// completes it itself). It blocks on the file system: at start, and in each sweep.
     static func completeFull(_ retries: CompletionRetries, in store: UploadStore, locks: UploadLocks, lifetime: UploadExpiry, logger: Logger) {
         for id in retries.all {
-            guard let token = locks.acquire(id) else { continue }
+            guard let token = locks.acquire(id, background: true) else { continue }
             defer { locks.release(id, token: token) }
             do {
                 if try completeAgain(id, in: store, lifetime: lifetime) {

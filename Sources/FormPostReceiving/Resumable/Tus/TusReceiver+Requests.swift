@@ -82,7 +82,7 @@ extension TusReceiver {
     }
 
     func delete(_ id: String) async throws -> ReceiverResponse {
-        guard let token = locks.acquire(id) else { throw TusFailure(.locked, "the upload is being appended to") }
+        guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "the upload is being appended to") }
         defer { locks.release(id, token: token) }
         // A completion that did not finish is not finished now: as the draft's, an upload
         // whose receipt no answer gave is removed whole, and only a stored one keeps its file.
@@ -109,7 +109,7 @@ extension TusReceiver {
         }
         let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
         if let objects { return try await appendObject(request, id: id, claimed: claimed, expected: expected, in: objects) }
-        guard let token = locks.acquire(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
+        guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
         defer { locks.release(id, token: token) }
         let (loaded, offset) = try await current(id, held: true)
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
@@ -218,7 +218,7 @@ extension TusReceiver {
     static func completeFull(_ retries: CompletionRetries, in store: UploadStore, locks: UploadLocks, lifetime: UploadExpiry, logger: Logger,
                                      basePath: String) {
         for id in retries.all {
-            guard let token = locks.acquire(id) else { continue }
+            guard let token = locks.acquire(id, background: true) else { continue }
             defer { locks.release(id, token: token) }
             do {
                 if let done = try completeAgain(id, in: store, lifetime: lifetime, basePath: basePath) {
