@@ -24,6 +24,9 @@ extension HTTPField.Name {
     package static let uploadOffset = Self("Upload-Offset")!
     /// `Upload-Length`: the whole upload's size.
     package static let uploadLength = Self("Upload-Length")!
+    /// `Upload-Defer-Length: 1`: the upload's size is not known yet (tus's
+    /// creation-defer-length); an append declares it later with `Upload-Length`.
+    package static let uploadDeferLength = Self("Upload-Defer-Length")!
 
     // The IETF draft
     /// `Upload-Complete`: whether the request carries (or the response comes after) the end of the upload.

@@ -21,54 +21,20 @@ import ResumableHTTP
 extension TusReceiver {
     // MARK: - Requests
 
-    /// `POST`: creates an upload for `client` (its address), with the metadata its
-    /// authorization `granted`, if `UploadAdmission` takes it.
-    func create(_ request: ReceiverRequest, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
-        guard let lengthText = request.headers[.uploadLength], let length = Int64(lengthText), length >= 0 else {
-            throw TusFailure(.badRequest, "Upload-Length is missing or not a size (deferred lengths are not supported)")
-        }
-        guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the upload exceeds the limit of \(maxSize) bytes") }
-        let metadata = request.headers[.uploadMetadata]
-        if let metadata, !Self.isValidMetadata(metadata) {
-            throw TusFailure(.badRequest, "Upload-Metadata is not a list of distinct keys and base64 values")
-        }
-        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted)
-        if let objects { return try await createObject(info, in: objects) }
-        let (store, receiver) = (self.store, self)
-        let (id, token) = try await threadPool.runIfActive {
-            do {
-                return try receiver.admission.admit(info, created: info.created, client: client, connection: nil, store: store,
-                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
-            } catch let refusal as UploadAdmission.Refusal {
-                throw TusFailure(.serviceUnavailable, refusal.message)
-            }
-        }
-        // Held until the creation is answered: a zero-length upload is stored first.
-        defer { locks.release(id, token: token) }
-        ReceiverMetrics.upload(.tus, .created)
-        if length == 0 {
-            try await completeNow(id, info: info, digest: nil)
-        }
-        return ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
-    }
-
     func head(_ id: String) async throws -> ReceiverResponse {
         var (info, offset) = try await current(id)
-        if info.file == nil, offset == info.length, let token = locks.acquire(id) {
+        if info.file == nil, info.isWhole(at: offset), let token = locks.acquire(id) {
             // Every byte is there but an earlier attempt could not store it: the client
             // that reads this offset takes the upload for done, so it is stored first —
             // if the state read under the lock still says so.
             defer { locks.release(id, token: token) }
             (info, offset) = try await current(id, held: true)
-            if info.file == nil, offset == info.length {
+            if info.file == nil, info.isWhole(at: offset) {
                 try await completeNow(id, info: info, digest: digests.take(id, at: offset))
             }
         }
-        var headers: HTTPFields = [
-            .uploadOffset: String(offset), .uploadLength: String(info.length),
-            .cacheControl: "no-store", .uploadExpires: lifetime.httpDate(created: info.created),
-        ]
-        if let metadata = info.metadata { headers[.uploadMetadata] = metadata }
+        var headers: HTTPFields = [.uploadOffset: String(offset), .cacheControl: "no-store", .uploadExpires: lifetime.httpDate(created: info.created)]
+        Self.describe(info, in: &headers)
         return ReceiverResponse(status: .ok, headers: headers)
     }
 
@@ -111,20 +77,31 @@ extension TusReceiver {
         if let objects { return try await appendObject(request, id: id, claimed: claimed, expected: expected, in: objects) }
         guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
         defer { locks.release(id, token: token) }
+        return try await appendHeld(request, id: id, claimed: claimed, expected: expected)
+    }
+
+    /// ``append(_:id:)`` once the request holds the upload `id` (or creates it, with its
+    /// first bytes): from `claimed`, its checksum `expected`.
+    func appendHeld(_ request: ReceiverRequest, id: String, claimed: Int64,
+                    expected: (algorithm: TusChecksumAlgorithm, digest: String)?) async throws -> ReceiverResponse {
         let (loaded, offset) = try await current(id, held: true)
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
-        let info = loaded.verified == nil ? loaded : try await dropUnverified(id, info: loaded, at: offset)
+        var info = loaded.verified == nil ? loaded : try await dropUnverified(id, info: loaded, at: offset)
+        if let length = try Self.lengthDeclared(by: request.headers, for: info, at: offset, maxSize: maxSize) {
+            info.length = length
+            let (store, saved) = (self.store, info)
+            try await threadPool.runIfActive { try store.save(saved, id: id) }
+        }
+        let room = info.room(from: offset, limit: maxSize)
         if let declared = request.headers[.contentLength].flatMap(Int64.init) {
             guard declared >= 0 else { throw TusFailure(.badRequest, "Content-Length is negative") }
-            if declared > info.length - offset {
-                throw TusFailure(.contentTooLarge, "\(declared) bytes at offset \(offset) exceed Upload-Length \(info.length)")
-            }
+            if declared > room { throw Self.overflow(info, declared: declared, at: offset, maxSize: maxSize) }
         }
         let store = self.store
-        guard offset < info.length else {
+        guard !info.isWhole(at: offset) else {
             // Every byte is there: store it now if an earlier attempt could not.
             if info.file == nil { try await completeNow(id, info: info, digest: digests.take(id, at: offset)) }
-            return appended(info.length, info: info)
+            return appended(offset, info: info)
         }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
         if expected == nil {
@@ -152,7 +129,7 @@ extension TusReceiver {
             if let before { digests.put(id, before, offset: offset) }
         }
         let outcome = await BodyAppender(threadPool: threadPool)
-            .append(request.body, to: descriptor, at: offset, limit: info.length, digest: &digest, checksum: &checksum)
+            .append(request.body, to: descriptor, at: offset, limit: offset + room, digest: &digest, checksum: &checksum)
         if let failure = outcome.failure {
             if expected != nil {
                 try? await undo()
@@ -170,17 +147,17 @@ extension TusReceiver {
         if let expected, let checksum, outcome.cut || outcome.overflowed || checksum.finalizeBase64() != expected.digest {
             // Nothing of an append whose checksum does not hold counts, nor of one cut short.
             try await undo()
-            if outcome.overflowed { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(info.length)") }
+            if outcome.overflowed { throw Self.overflow(info, maxSize: maxSize) }
             throw TusFailure(.checksumMismatch, outcome.cut ? "the append was cut short: nothing of it was kept" : "the content does not match Upload-Checksum")
         }
         if expected != nil { try await endUnverified(id, info: info) }
-        if outcome.offset == info.length {
+        if info.isWhole(at: outcome.offset) {
             try await completeNow(id, info: info, digest: digest)
         } else if let digest {
             digests.put(id, digest, offset: outcome.offset)
         }
         // What went past Upload-Length was not written; the upload is whole all the same.
-        if outcome.overflowed { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(info.length)") }
+        if outcome.overflowed { throw Self.overflow(info, maxSize: maxSize) }
         return appended(outcome.offset, info: info)
     }
 
@@ -198,7 +175,7 @@ extension TusReceiver {
             throw error
         }
         retries.remove(id)
-        logger.info("upload \(RequestLogLine.shortID(id)) complete: \(done.file?.storedAs ?? "") \(info.length) bytes")
+        logger.info("upload \(RequestLogLine.shortID(id)) complete: \(done.file?.storedAs ?? "") \(done.length ?? 0) bytes")
         ReceiverMetrics.upload(.tus, .completed)
     }
 
@@ -209,7 +186,7 @@ extension TusReceiver {
     func findFullUploads() {
         for (id, entry) in store.census.all where !entry.complete && !entry.creating {
             guard let info = store.load(id, as: TusUploadInfo.self), info.file == nil else { continue }
-            if info.completing != nil || (info.verified == nil && store.dataSize(id) == info.length) { retries.add(id) }
+            if info.completing != nil || (info.verified == nil && store.dataSize(id).map(info.isWhole) == true) { retries.add(id) }
         }
     }
 
@@ -222,7 +199,7 @@ extension TusReceiver {
             defer { locks.release(id, token: token) }
             do {
                 if let done = try completeAgain(id, in: store, lifetime: lifetime, basePath: basePath) {
-                    logger.info("upload \(RequestLogLine.shortID(id)) complete, its completion taken up again: \(done.file?.storedAs ?? "") \(done.length) bytes")
+                    logger.info("upload \(RequestLogLine.shortID(id)) complete, its completion taken up again: \(done.file?.storedAs ?? "") \(done.length ?? 0) bytes")
                     ReceiverMetrics.upload(.tus, .completed)
                 }
                 retries.remove(id)
@@ -237,7 +214,7 @@ extension TusReceiver {
     /// the file system; call it under the upload's lock.
     static func completeAgain(_ id: String, in store: UploadStore, lifetime: UploadExpiry, basePath: String) throws -> TusUploadInfo? {
         guard let info = store.load(id, as: TusUploadInfo.self), info.file == nil, info.verified == nil,
-              !lifetime.hasExpired(id, created: info.created, in: store), store.dataSize(id) == info.length else { return nil }
+              !lifetime.hasExpired(id, created: info.created, in: store), store.dataSize(id).map(info.isWhole) == true else { return nil }
         return try complete(id, info: info, sha256: nil, in: store, basePath: basePath)
     }
 

@@ -93,7 +93,7 @@ public struct TusReceiver: Sendable {
     /// The protocol version spoken.
     public static let version = "1.0.0"
     /// The extensions supported.
-    public static let extensions = "creation,termination,expiration,checksum"
+    public static let extensions = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum"
     /// The checksum algorithms verified.
     public static let checksumAlgorithms = "sha1,sha256"
 
@@ -164,20 +164,37 @@ public struct TusReceiver: Sendable {
         var response: ReceiverResponse
         do {
             response = try await route(request, client: ClientAddress.key(request.clientAddress), granted: request.grantedMetadata)
-        } catch let failure as TusFailure {
+        } catch let created as TusCreatedUploadFailure {
+            response = failureResponse(created.failure, of: request)
+            response.headers[.location] = created.location
+        } catch {
+            response = failureResponse(error, of: request)
+        }
+        response.headers[.tusResumable] = Self.version
+        line.log(request, answered: response,
+                 upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)
+        return response
+    }
+
+    /// The answer to `request` when answering it threw `error` (logged here when it is the
+    /// server's, not the client's).
+    func failureResponse(_ error: any Error, of request: ReceiverRequest) -> ReceiverResponse {
+        var response: ReceiverResponse
+        switch error {
+        case let failure as TusFailure:
             response = Self.answer(failure.status, message: failure.message)
             if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
-        } catch let failure as ObjectUploadFailure {
+        case let failure as ObjectUploadFailure:
             response = Self.answer(failure.status, message: failure.message)
-        } catch ReceiverFailure.unavailable(let detail) {
+        case ReceiverFailure.unavailable(let detail):
             logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(detail)"))")
             let (message, status) = UploadReceiver.errorAnswer(for: ReceiverFailure.unavailable(detail))
             response = Self.answer(status, message: message)
             response.headers[.retryAfter] = String(UploadEventOutbox.retryAfterSeconds)
-        } catch ReceiverFailure.insufficientStorage(let detail) {
+        case ReceiverFailure.insufficientStorage(let detail):
             logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(detail)"))")
             response = Self.answer(.init(code: 507, reasonPhrase: "Insufficient Storage"), message: "The server has no room left to store the upload.")
-        } catch let failure as ObjectStorageError {
+        case let failure as ObjectStorageError:
             // The store failing or busy (after the retries each request gets): the client
             // asks again later; a refusal (credentials, permissions) is the operator's to mend.
             logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(failure)"))")
@@ -185,13 +202,10 @@ public struct TusReceiver: Sendable {
                 ? Self.answer(.serviceUnavailable, message: "The object store is unavailable: try again later.")
                 : Self.answer(.internalServerError, message: "The upload could not be stored.")
             if failure.isTransient { response.headers[.retryAfter] = "5" }
-        } catch {
+        default:
             FailureLog.log(error, of: request, to: logger)
             response = Self.answer(.internalServerError, message: "The upload could not be stored.")
         }
-        response.headers[.tusResumable] = Self.version
-        line.log(request, answered: response,
-                 upload: RequestLogLine.upload(of: request, answered: response, basePath: basePath), to: logger)
         return response
     }
 
@@ -259,12 +273,12 @@ public struct TusReceiver: Sendable {
             }
             if info.file != nil {
                 store.removeData(id)
-                return (info, info.length)
+                return (info, info.length ?? 0)
             }
             if held, finishing, let completion = info.completing, store.isLinked(id, as: completion) {
                 let done = info.completed(id: id, as: completion)
                 try store.complete(id, as: completion, pending: info, done: done, announcing: done.event(basePath: basePath))
-                return (done, done.length)
+                return (done, done.length ?? 0)
             }
             let unchecked = info.verified != nil
             var hasData = true
@@ -276,7 +290,7 @@ public struct TusReceiver: Sendable {
             if hasData { return (info, offset) }
             // The data went since the state was read: a completion stored it meanwhile, or the upload was removed.
             guard let now = store.load(id, as: TusUploadInfo.self), now.file != nil else { throw TusFailure(.notFound, "no such upload") }
-            return (now, now.length)
+            return (now, now.length ?? 0)
         }
     }
 

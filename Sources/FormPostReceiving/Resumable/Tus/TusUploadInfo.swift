@@ -6,12 +6,13 @@ import Foundation
 import Multipart
 import ResumableHTTP
 
-/// What is kept of a tus upload besides its bytes: its declared length, the client's
+/// What is kept of a tus upload besides its bytes: its declared length (once known), the client's
 /// metadata, when it began, the completion under way, and once complete the stored file. Saved as JSON beside the
 /// upload's data, so that an upload survives a restart of the server.
 struct TusUploadInfo: Codable, Equatable, Sendable {
-    /// `Upload-Length`: the size of the whole upload.
-    var length: Int64
+    /// `Upload-Length`: the size of the whole upload; nil while the client defers it
+    /// (`Upload-Defer-Length: 1`, until an append declares it).
+    var length: Int64?
     /// `Upload-Metadata` as the client sent it.
     var metadata: String?
     /// When the upload was created, in seconds since 1970.
@@ -34,6 +35,17 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
     /// events; nil when none was.
     var granted: [String: String]?
 
+    /// The bytes an append from `offset` may add: up to ``length``, or while it is deferred
+    /// up to `limit` (the largest upload).
+    func room(from offset: Int64, limit: Int64) -> Int64 {
+        (length ?? limit) - offset
+    }
+
+    /// Whether `offset` is the whole upload: its length is known and reached.
+    func isWhole(at offset: Int64) -> Bool {
+        length == offset
+    }
+
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).
     var metadataValues: [String: String] { TusMetadata.decode(metadata ?? "") }
 
@@ -44,7 +56,7 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
         var done = self
         done.completing = nil
         done.file = Receipt.File(name: "file", filename: values["filename"] ?? values["name"] ?? id, contentType: values["filetype"] ?? values["type"],
-                                 size: length, sha256: completion.sha256, storedAs: completion.storedAs, bucket: bucket)
+                                 size: length ?? 0, sha256: completion.sha256, storedAs: completion.storedAs, bucket: bucket)
         return done
     }
 

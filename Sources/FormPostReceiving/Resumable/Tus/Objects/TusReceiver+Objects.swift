@@ -19,19 +19,27 @@ extension TusReceiver {
     /// Where tus uploads are kept in object storage: under `PREFIX.tus/`.
     typealias TusObjects = ObjectUploadStore<TusUploadInfo>
 
-    /// `POST` on object storage: the upload begun (``ObjectUploadStore/start(_:info:)``).
-    func createObject(_ info: TusUploadInfo, in objects: TusObjects) async throws -> ReceiverResponse {
+    /// `POST` on object storage: the upload begun (``ObjectUploadStore/start(_:info:)``),
+    /// and `data`'s body appended as its first bytes, its checksum `expected`
+    /// (creation-with-upload).
+    func createObject(_ info: TusUploadInfo, data: ReceiverRequest?, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
+                      in objects: TusObjects) async throws -> ReceiverResponse {
         let id = UploadStore.randomName()
         try await objects.start(id, info: info)
         ReceiverMetrics.upload(.tus, .created)
-        if info.length == 0 {
+        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(info)])
+        if let data {
+            response.headers[.uploadOffset] = try await appendingFirstBytes(at: basePath + "/" + id) {
+                try await appendObject(data, id: id, claimed: 0, expected: expected, in: objects)
+            }
+        } else if info.length == 0 {
             try await objects.holdingLease(id) { _ in
                 guard let (state, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
                 _ = try await objects.complete(id, state: state, etag: etag, parts: [], uploadID: nil, rest: ByteBuffer(), digest: SHA256Hasher(),
                                                basePath: basePath, logger: logger)
             }
         }
-        return ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(info)])
+        return response
     }
 
     /// `HEAD` on object storage: the saved offset. A recorded completion not yet finished
@@ -47,11 +55,8 @@ extension TusReceiver {
                 throw TusFailure(.serviceUnavailable, "the upload is complete and still being stored: ask again")
             }
         }
-        var headers: HTTPFields = [
-            .uploadOffset: String(state.offset), .uploadLength: String(state.info.length),
-            .cacheControl: "no-store", .uploadExpires: expiryDate(state.info),
-        ]
-        if let metadata = state.info.metadata { headers[.uploadMetadata] = metadata }
+        var headers: HTTPFields = [.uploadOffset: String(state.offset), .cacheControl: "no-store", .uploadExpires: expiryDate(state.info)]
+        Self.describe(state.info, in: &headers)
         return ReceiverResponse(status: .ok, headers: headers)
     }
 
@@ -90,17 +95,23 @@ extension TusReceiver {
             try await objects.removeIfExpired(id, state, expiry: expiry)
             if state.info.completing != nil || state.info.file != nil {
                 if state.info.file == nil { state = try await objects.finish(id, state: state, etag: etag, basePath: basePath, logger: logger) }
-                guard claimed == state.info.length else { throw TusFailure(.conflict, "the upload's offset is \(state.info.length), not \(claimed)") }
-                return appendedObject(state.info.length, info: state.info)
+                guard state.info.isWhole(at: claimed) else { throw TusFailure(.conflict, "the upload's offset is \(state.offset), not \(claimed)") }
+                return appendedObject(claimed, info: state.info)
             }
             let offset = state.offset
             guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
-            if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > state.info.length - offset {
-                throw TusFailure(.contentTooLarge, "\(declared) bytes at offset \(offset) exceed Upload-Length \(state.info.length)")
+            if let length = try Self.lengthDeclared(by: request.headers, for: state.info, at: offset, maxSize: maxSize) {
+                state.info.length = length
+                try held.check()
+                etag = try await objects.save(state, id: id, replacing: etag)
+            }
+            let room = state.info.room(from: offset, limit: maxSize)
+            if let declared = request.headers[.contentLength].flatMap(Int64.init), declared > room {
+                throw Self.overflow(state.info, declared: declared, at: offset, maxSize: maxSize)
             }
             var digest = digests.take(id, at: offset)
             var checksum = expected.map { ChecksumHasher($0.algorithm) }
-            var append = ObjectUploadAppend(store: objects, id: id, state: state, lease: held, room: state.info.length - offset)
+            var append = ObjectUploadAppend(store: objects, id: id, state: state, lease: held, room: room)
             let outcome: ObjectUploadAppend<TusUploadInfo>.Outcome
             do {
                 outcome = try await append.run(request.body, digest: &digest, checksum: &checksum)
@@ -112,12 +123,12 @@ extension TusReceiver {
             if let expected, outcome.cut || outcome.overflowed || checksum?.finalizeBase64() != expected.digest {
                 // Nothing of it counts: the parts it sent are named by no state, and sent again.
                 await append.abandon()
-                if outcome.overflowed { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(state.info.length)") }
+                if outcome.overflowed { throw Self.overflow(state.info, maxSize: maxSize) }
                 throw TusFailure(.checksumMismatch, outcome.cut ? "the append was cut short: nothing of it was kept" : "the content does not match Upload-Checksum")
             }
             let reached = offset + outcome.received
             try held.check()
-            if reached == state.info.length {
+            if state.info.isWhole(at: reached) {
                 state = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID, rest: outcome.rest,
                                                    digest: digest, basePath: basePath, logger: logger)
             } else if outcome.received > 0 {
@@ -135,7 +146,7 @@ extension TusReceiver {
                 if let old = state.tail { await objects.removeObject(old.key) }
                 if let digest { digests.put(id, digest, offset: reached) }
             }
-            if outcome.overflowed { throw TusFailure(.contentTooLarge, "the append goes past Upload-Length \(state.info.length)") }
+            if outcome.overflowed { throw Self.overflow(state.info, maxSize: maxSize) }
             return appendedObject(reached, info: state.info)
         }
     }

@@ -1,0 +1,136 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+import ResumableHTTP
+
+/// Creating a tus upload: its length declared or deferred (creation-defer-length), and
+/// its first bytes in the creating request itself (creation-with-upload).
+extension TusReceiver {
+    /// `POST`: creates an upload for `client` (its address), with the metadata its
+    /// authorization `granted`, if `UploadAdmission` takes it. A body sent as
+    /// `application/offset+octet-stream` is the upload's first bytes, appended as a `PATCH`
+    /// at offset 0 would be, and the answer tells the offset reached; when that append
+    /// fails, its failure is answered with the new upload's `Location`, to resume from.
+    func create(_ request: ReceiverRequest, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
+        let length = try Self.creationLength(request.headers, maxSize: maxSize)
+        let metadata = request.headers[.uploadMetadata]
+        if let metadata, !Self.isValidMetadata(metadata) {
+            throw TusFailure(.badRequest, "Upload-Metadata is not a list of distinct keys and base64 values")
+        }
+        let carriesData = request.headers[.contentType]?.lowercased() == "application/offset+octet-stream"
+        let expected = carriesData ? try request.headers[.uploadChecksum].map(Self.expectedChecksum) : nil
+        if carriesData, let declared = request.headers[.contentLength].flatMap(Int64.init), declared > length ?? maxSize {
+            throw TusFailure(.contentTooLarge, "\(declared) bytes exceed \(length.map { "Upload-Length \($0)" } ?? "the limit of \(maxSize) bytes")")
+        }
+        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted)
+        if let objects { return try await createObject(info, data: carriesData ? request : nil, expected: expected, in: objects) }
+        let (store, receiver) = (self.store, self)
+        let (id, token) = try await threadPool.runIfActive {
+            do {
+                return try receiver.admission.admit(info, created: info.created, client: client, connection: nil, store: store,
+                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
+            } catch let refusal as UploadAdmission.Refusal {
+                throw TusFailure(.serviceUnavailable, refusal.message)
+            }
+        }
+        // Held until the creation is answered: a zero-length upload is stored first, and
+        // the first bytes appended.
+        defer { locks.release(id, token: token) }
+        ReceiverMetrics.upload(.tus, .created)
+        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
+        if carriesData {
+            response.headers[.uploadOffset] = try await appendingFirstBytes(at: basePath + "/" + id) {
+                try await appendHeld(request, id: id, claimed: 0, expected: expected)
+            }
+        } else if length == 0 {
+            try await completeNow(id, info: info, digest: nil)
+        }
+        return response
+    }
+
+    /// Runs `append`, the first bytes of the upload created at `location`; the offset it
+    /// answers.
+    ///
+    /// - Throws: ``TusCreatedUploadFailure`` naming `location` and what `append` threw.
+    func appendingFirstBytes(at location: String, _ append: () async throws -> ReceiverResponse) async throws -> String? {
+        do {
+            return try await append().headers[.uploadOffset]
+        } catch {
+            throw TusCreatedUploadFailure(location: location, failure: error)
+        }
+    }
+
+    /// The length a creation declares: its `Upload-Length`, or nil with
+    /// `Upload-Defer-Length: 1`.
+    ///
+    /// - Throws: ``TusFailure`` 400 for neither, both, or a malformed one; 413 past `maxSize`.
+    static func creationLength(_ headers: HTTPFields, maxSize: Int64) throws -> Int64? {
+        let deferred = headers[.uploadDeferLength]
+        guard let text = headers[.uploadLength] else {
+            guard deferred == "1" else {
+                throw TusFailure(.badRequest, deferred == nil ? "Upload-Length is missing (or Upload-Defer-Length: 1, for a length not known yet)"
+                                                              : "Upload-Defer-Length is 1 or absent")
+            }
+            return nil
+        }
+        guard deferred == nil else { throw TusFailure(.badRequest, "send Upload-Length or Upload-Defer-Length, not both") }
+        guard let length = size(text) else { throw TusFailure(.badRequest, "Upload-Length is not a size") }
+        guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the upload exceeds the limit of \(maxSize) bytes") }
+        return length
+    }
+
+    /// The length an append's `Upload-Length` declares for an upload (`info`) whose length
+    /// was deferred, now at `offset`; nil when there is nothing to declare (no field, or
+    /// the length it already has).
+    ///
+    /// - Throws: ``TusFailure`` 400 for a malformed length, one below the offset, or one
+    ///   other than the upload's; 413 past `maxSize`.
+    static func lengthDeclared(by headers: HTTPFields, for info: TusUploadInfo, at offset: Int64, maxSize: Int64) throws -> Int64? {
+        guard let text = headers[.uploadLength] else { return nil }
+        guard let length = size(text) else { throw TusFailure(.badRequest, "Upload-Length is not a size") }
+        if let known = info.length {
+            guard known == length else { throw TusFailure(.badRequest, "the upload's length is \(known), not \(length)") }
+            return nil
+        }
+        guard length >= offset else { throw TusFailure(.badRequest, "Upload-Length \(length) is below the offset \(offset)") }
+        guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the upload exceeds the limit of \(maxSize) bytes") }
+        return length
+    }
+
+    /// The 413 for an append past the upload's length, or past `maxSize` while its length
+    /// is deferred: `declared` bytes at `offset` when a `Content-Length` told it first.
+    static func overflow(_ info: TusUploadInfo, declared: Int64? = nil, at offset: Int64? = nil, maxSize: Int64) -> TusFailure {
+        let bound = info.length.map { "Upload-Length \($0)" } ?? "the limit of \(maxSize) bytes"
+        guard let declared, let offset else { return TusFailure(.contentTooLarge, "the append goes past \(bound)") }
+        return TusFailure(.contentTooLarge, "\(declared) bytes at offset \(offset) exceed \(bound)")
+    }
+
+    /// Puts in `headers` what `HEAD` tells of an upload besides its offset: its length (or
+    /// `Upload-Defer-Length: 1` while it is deferred) and its metadata.
+    static func describe(_ info: TusUploadInfo, in headers: inout HTTPFields) {
+        if let length = info.length {
+            headers[.uploadLength] = String(length)
+        } else {
+            headers[.uploadDeferLength] = "1"
+        }
+        if let metadata = info.metadata { headers[.uploadMetadata] = metadata }
+    }
+
+    /// A size as tus writes one: decimal digits alone.
+    static func size(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(text)
+    }
+}
+
+/// The first bytes of an upload its creating request carried could not all be appended:
+/// the upload exists at ``location``, and ``failure`` says what went wrong.
+struct TusCreatedUploadFailure: Error {
+    /// The new upload's path.
+    let location: String
+    /// What the append threw.
+    let failure: any Error
+}
