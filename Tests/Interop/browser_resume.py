@@ -18,6 +18,11 @@ upload is throttled by DevTools' network emulation. SCENARIO is one of:
 - reload: the tab is reloaded at 50 % and the same file chosen again: it resumes from the
   server's offset (`data-resumed-from` > 0); a record past its expiry, left in localStorage
   before the reload, is forgotten;
+- reload-buffered: the same through a proxy that holds each request's body until all of it
+  has come (as nginx does by default) and a link of 8 MiB/s, with a file of 48 MiB reloaded
+  once 24 MiB were sent: the append in flight never reaches the receiver, and the file
+  resumes from the end of those acknowledged before it (at least 16 MiB, the page's smallest
+  append of a file, about 2 s of sending at that pace), not from 0;
 - three: three files at once; the proxy cuts the first connection that has carried 1.2 MiB:
   that file retries and resumes, the others go on;
 - different: the tab is reloaded at 40 % and another file with the same name, size and
@@ -50,6 +55,8 @@ MiB = 1 << 20
 # it after a fault goes in slices); the three files of SCENARIO three are below it.
 THROTTLE = 3 * MiB
 SIZE = 12 * MiB
+# reload-buffered: a file that takes several of the page's appends (at most 16 MiB each).
+BUFFERED_THROTTLE, BUFFERED_SIZE, APPEND = 8 * MiB, 48 * MiB, 16 * MiB   # APPEND: the page's smallest
 # Generous bounds: the tests run on a loaded machine of two cores.
 WAIT = 180
 failures = []
@@ -71,10 +78,14 @@ class Proxy:
     with cut_after, closes the first connection that carries more than that many bytes, and
     refuses new connections for 2 s after, as a network that dropped: Chromium re-sends on
     its own a request cut on a kept-alive connection, and that request, reaching the receiver,
-    would be refused (409) only once its body was sent."""
+    would be refused (409) only once its body was sent. With buffering, each request (its
+    body by Content-Length) is forwarded only once all of it has come, as nginx's
+    proxy_request_buffering does: a request cut before its end never reaches the receiver;
+    `sent` then counts the bytes forwarded."""
 
-    def __init__(self, target, cut_after=None):
+    def __init__(self, target, cut_after=None, buffering=False):
         self.port, self.target, self.cut_after, self.sent, self.cuts = free_port(), target, cut_after, 0, 0
+        self.buffering = buffering
         self.refusing_until = 0
         self.loop = asyncio.new_event_loop()
         started = threading.Event()
@@ -98,9 +109,37 @@ class Proxy:
             return
         cut = asyncio.Event()
 
+        async def buffered():
+            """Forwards each whole request; drops one whose client went away before its end."""
+            pending, need = bytearray(), None
+            while data := await client_reader.read(65536):
+                pending += data
+                while True:
+                    if need is None:
+                        end = pending.find(b"\r\n\r\n")
+                        if end < 0:
+                            break
+                        length = 0
+                        for line in bytes(pending[:end]).split(b"\r\n")[1:]:
+                            name, _, value = line.partition(b":")
+                            if name.strip().lower() == b"content-length":
+                                length = int(value.strip())
+                        need = end + 4 + length
+                    if len(pending) < need:
+                        break
+                    message = bytes(pending[:need])
+                    del pending[:need]
+                    need = None
+                    self.sent += len(message)
+                    server_writer.write(message)
+                    await server_writer.drain()
+
         async def upstream():
             carried = 0
             try:
+                if self.buffering:
+                    await buffered()
+                    return
                 while data := await client_reader.read(65536):
                     if self.cut_after is not None and self.cuts == 0 and carried + len(data) > self.cut_after:
                         self.cuts += 1
@@ -200,7 +239,8 @@ def network(driver, offline=False):
     """DevTools' network emulation: the upload throttled, or the network offline."""
     driver.execute_cdp_cmd("Network.enable", {})
     driver.execute_cdp_cmd("Network.emulateNetworkConditions", {
-        "offline": offline, "latency": 5, "downloadThroughput": -1, "uploadThroughput": THROTTLE})
+        "offline": offline, "latency": 5, "downloadThroughput": -1,
+        "uploadThroughput": BUFFERED_THROTTLE if SCENARIO == "reload-buffered" else THROTTLE})
 
 
 def items(driver):
@@ -247,7 +287,7 @@ def finished(driver):
 
 def main():
     receiver = Receiver()
-    proxy = Proxy(receiver.port, cut_after=int(1.2 * MiB) if SCENARIO == "three" else None)
+    proxy = Proxy(receiver.port, cut_after=int(1.2 * MiB) if SCENARIO == "three" else None, buffering=SCENARIO == "reload-buffered")
     url = f"http://127.0.0.1:{proxy.port}{PAGE_PATH}"
     observed, before_reload, receipt, final = {}, 0, None, []
     driver = start_browser()
@@ -256,7 +296,7 @@ def main():
         if SCENARIO == "three":
             made = [make_file(f"part {index}.bin", 2 * MiB) for index in (1, 2, 3)]
         else:
-            made = [make_file("video.bin", SIZE)]
+            made = [make_file("video.bin", BUFFERED_SIZE if SCENARIO == "reload-buffered" else SIZE)]
         paths, made = [path for path, _ in made], [entry for _, entry in made]
         size = made[0]["size"]
         choose(driver, url, paths)
@@ -286,8 +326,8 @@ def main():
             observed["retrying"] = wait_until(driver, "a retry counted down", lambda found: found[0]["state"] == "waiting" and found[0]["waitingFor"] == "retry")
             time.sleep(2)
             receiver.start()
-        elif SCENARIO in ("reload", "different"):
-            wait_until(driver, "half sent" if SCENARIO == "reload" else "40 % sent", past(0.5 if SCENARIO == "reload" else 0.4, size))
+        elif SCENARIO in ("reload", "reload-buffered", "different"):
+            wait_until(driver, "40 % sent" if SCENARIO == "different" else "half sent", past(0.4 if SCENARIO == "different" else 0.5, size))
             time.sleep(0.5)
             # A record past its expiry, which the page forgets when it loads.
             driver.execute_script("""localStorage.setItem('formpost-upload ["expired"]',
@@ -328,6 +368,9 @@ def main():
     check(sent <= 1.1 * total + 256 * 1024, f"the browser sent {sent} bytes for {total} bytes of files")
     if SCENARIO == "reload":
         check(final[0]["resumedFrom"] > 0, f"the file chosen again after the reload began at {final[0]['resumedFrom']}, not where the server stood")
+    if SCENARIO == "reload-buffered":
+        check(final[0]["resumedFrom"] >= APPEND, f"the file chosen again after the reload began at {final[0]['resumedFrom']}, "
+                                                 f"not at the end of the appends acknowledged before it (24 MiB were sent)")
     if SCENARIO == "different":
         check(final[0]["resumedFrom"] == 0, f"the other file was resumed from {final[0]['resumedFrom']} bytes of the first one's upload")
     if SCENARIO in ("killed", "three"):

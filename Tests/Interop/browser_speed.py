@@ -8,10 +8,10 @@ Starts `FORMPOST serve` on a free port (storing in WORK_DIR/uploads, emptied aft
 run; its log, with each request's duration, in WORK_DIR/serve.log), makes a file of --size MiB (1024 unless told) of random bytes in WORK_DIR, and uploads
 it over loopback, unthrottled, --runs times (3 unless told) each way, alternating:
 - page: chosen through the page's file input and sent by its script (the time from the
-  click on its button to its `data-state="done"`): the File itself in one append;
-- with --chunk, once per chunk size given, the page's script altered to send the file in
-  slices of that size, as it sends the rest of a file after a cut (DevTools lets the
-  altered script past the page's Content-Security-Policy);
+  click on its button to its `data-state="done"`): the file in appends of 16 to 64 MiB
+  (about 2 s each), slices of the File;
+- with --chunk, once per size given, the page's script altered to send appends of that
+  size (DevTools lets the altered script past the page's Content-Security-Policy);
 - xhr: the same file in a FormData (the form's title and the file) sent by one
   XMLHttpRequest POST from the same page, timed in the page;
 - with --raw, raw: the same File as a resumable upload that is no form (created empty, then
@@ -75,10 +75,10 @@ def load(driver, url, chunk):
     driver.get(url)
     if chunk:
         page = urllib.request.urlopen(url).read().decode()
-        altered, count = re.subn(r"const CHUNK = [^;]+;", f"const CHUNK = {chunk * MiB};", page)
-        altered, whole = re.subn(r"const WHOLE_FILE = [^;]+;", "const WHOLE_FILE = Infinity;", altered)
-        if count != 1 or whole != 1:
-            sys.exit("browser_speed.py: the page's script has no `const CHUNK = …;` or `const WHOLE_FILE = …;` to alter")
+        altered, low = re.subn(r"const MIN_APPEND = [^;]+;", f"const MIN_APPEND = {chunk * MiB};", page)
+        altered, high = re.subn(r"const MAX_APPEND = [^;]+;", f"const MAX_APPEND = {chunk * MiB};", altered)
+        if low != 1 or high != 1:
+            sys.exit("browser_speed.py: the page's script has no `const MIN_APPEND = …;` or `const MAX_APPEND = …;` to alter")
         driver.execute_script("document.open(); document.write(arguments[0]); document.close();", altered)
 
 

@@ -15,10 +15,12 @@ import NIOCore
 /// file as a part named `files` — the receipt the server keeps for it is the one a
 /// multipart request would have had. An upload is created by an empty `POST` to the page's
 /// URL (`Upload-Complete: ?0`, `Upload-Length`), and appended to by `PATCH` requests, the
-/// last with `Upload-Complete: ?1`: a file from 8 MiB up as the form's framing, the `File`
-/// itself (which the browser sends from its path) and the framing after it; anything else
-/// (a smaller file's form, what is left of a file after a fault) in slices of at most
-/// 64 MiB. At most three files are sent at once;
+/// last with `Upload-Complete: ?1`: a file from 8 MiB up as the form's framing, slices of
+/// the `File` (which the browser sends from its path) and the framing after it; a smaller
+/// file's form in slices. Each append is sized to take about 2 s at the pace of the one
+/// before, from 16 to 64 MiB: a request lost whole — through a proxy that holds bodies
+/// until they are whole, then a reload — costs a few seconds of sending, never the file
+/// from zero. At most three files are sent at once;
 /// each shows its progress, speed and state, and can be paused and resumed. After a
 /// failure (no answer, a 5xx, 409, 423 or 429) the file waits — 1, 2, 4, 8, 16, then 30 s,
 /// the delay counted down on the page, longer when the server's `Retry-After` says so —

@@ -69,10 +69,16 @@ extension UploadPage {
 
             // What the next append sends from the server's offset, and where it ends.
             piece() {
-              const offset = this.offset, whole = this.file.size >= WHOLE_FILE && !this.sliced;
-              if (whole && offset === this.head) return { body: this.file, end: this.head + this.file.size };
-              if (whole && offset < this.head) return { body: this.body.slice(offset, this.head), end: this.head };
-              const end = Math.min(this.body.size, offset + CHUNK);
+              const offset = this.offset, fileEnd = this.head + this.file.size;
+              const size = Math.min(MAX_APPEND, Math.max(MIN_APPEND, Math.round((this.pace || 0) * APPEND_SECONDS)));
+              if (this.file.size >= WHOLE_FILE && !this.sliced) {
+                if (offset < this.head) return { body: this.body.slice(offset, this.head), end: this.head };
+                if (offset < fileEnd) {
+                  const end = Math.min(fileEnd, offset + size);
+                  return { body: this.file.slice(offset - this.head, end - this.head), end };
+                }
+              }
+              const end = Math.min(this.body.size, offset + size);
               return { body: this.body.slice(offset, end), end };
             }
 
@@ -81,6 +87,7 @@ extension UploadPage {
               const { body, end } = this.piece(), complete = end === this.body.size;
               this.setState("uploading");
               this.sent(this.offset);
+              const started = performance.now(), from = this.offset;
               const xhr = await request(this, "PATCH", this.url, {
                 "Upload-Offset": String(this.offset), "Upload-Complete": complete ? "?1" : "?0",
                 "Content-Type": "application/partial-upload", "Accept": "application/json",
@@ -92,6 +99,8 @@ extension UploadPage {
                   this.located = false;
                   return;
                 }
+                // Bytes per second, which size the next append (from a piece big enough to tell).
+                if (offset - from >= MIN_APPEND) this.pace = (offset - from) / Math.max(0.001, (performance.now() - started) / 1000);
                 // A server that does not take the framing before the file whole: slices from now on.
                 if (end === this.head && offset < this.head) this.sliced = true;
                 this.acknowledged(offset);

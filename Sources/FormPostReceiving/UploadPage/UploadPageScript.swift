@@ -13,14 +13,21 @@ extension UploadPage {
           const form = $("upload-form"), input = $("files"), zone = $("drop-zone"), list = $("file-list");
           const button = $("submit"), progress = $("progress"), progressText = $("progress-text");
           const status = $("status"), errorBox = $("error"), receipt = $("receipt");
-          // A file from WHOLE_FILE bytes up is sent in three appends: the form's framing before it,
-          // the File itself (which Chromium sends from its path, much faster than a slice of it),
-          // the framing after it. Anything else — a smaller file's whole form, the rest of a file
-          // after a cut — goes in slices of at most CHUNK bytes: a request cut short loses nothing
-          // (the server keeps every byte that reached its disk), but one a browser re-sends on its
-          // own after a kept-alive connection failed is refused (409) only once all of it is sent.
+          // A file from WHOLE_FILE bytes up is sent as the form's framing before it, then the file in
+          // slices of the File itself (which Chromium sends from its path, faster than slices of the
+          // whole form), then the framing after it. Anything else — a smaller file's whole form,
+          // everything after a server refused the framing alone — goes in slices of the form. Each
+          // append is sized to take about APPEND_SECONDS at the pace of the one before, from
+          // MIN_APPEND to MAX_APPEND bytes, and is acknowledged with the server's offset: a request
+          // lost whole (a proxy that holds a body until it has all of it, then a reload or a dropped
+          // network) costs a few seconds of sending, and appends stay few on a fast link. A request
+          // cut short loses nothing the server received (it keeps every byte that reached its disk),
+          // but one a browser re-sends on its own after a kept-alive connection failed is refused
+          // (409) only once all of it is sent.
           const WHOLE_FILE = 8 * 1024 * 1024;
-          const CHUNK = 64 * 1024 * 1024;
+          const MIN_APPEND = 16 * 1024 * 1024;
+          const MAX_APPEND = 64 * 1024 * 1024;
+          const APPEND_SECONDS = 2;
           // Files sent at once.
           const IN_FLIGHT = 3;
           // Seconds before each retry after a failure, the last repeated; past MAX_FAILURES failures
