@@ -27,6 +27,9 @@ extension HTTPField.Name {
     /// `Upload-Defer-Length: 1`: the upload's size is not known yet (tus's
     /// creation-defer-length); an append declares it later with `Upload-Length`.
     package static let uploadDeferLength = Self("Upload-Defer-Length")!
+    /// `Upload-Concat`: `partial` for an upload to be joined, `final;URL URL…` for the upload
+    /// joining them (tus's concatenation).
+    package static let uploadConcat = Self("Upload-Concat")!
 
     // The IETF draft
     /// `Upload-Complete`: whether the request carries (or the response comes after) the end of the upload.

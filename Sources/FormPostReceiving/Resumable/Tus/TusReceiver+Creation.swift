@@ -15,27 +15,32 @@ extension TusReceiver {
     /// at offset 0 would be, and the answer tells the offset reached; when that append
     /// fails, its failure is answered with the new upload's `Location`, to resume from.
     func create(_ request: ReceiverRequest, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
-        let length = try Self.creationLength(request.headers, maxSize: maxSize)
         let metadata = request.headers[.uploadMetadata]
         if let metadata, !Self.isValidMetadata(metadata) {
             throw TusFailure(.badRequest, "Upload-Metadata is not a list of distinct keys and base64 values")
         }
         let carriesData = request.headers[.contentType]?.lowercased() == "application/offset+octet-stream"
+        var concat: TusConcatenation?
+        if let field = request.headers[.uploadConcat] {
+            guard objects == nil else { throw TusFailure(.badRequest, "concatenation is not offered on object storage: send the file as one upload") }
+            guard let read = TusConcatenation(field: field, basePath: basePath) else {
+                throw TusFailure(.badRequest, "Upload-Concat is partial, or final; and the partial uploads' URLs under \(basePath), each once")
+            }
+            if case .final(let partials) = read {
+                guard !carriesData else { throw TusFailure(.badRequest, "a final upload takes no data: its bytes are its partial uploads'") }
+                return try await createFinal(joining: partials, metadata: metadata, client: client, granted: granted)
+            }
+            concat = read
+        }
+        let length = try Self.creationLength(request.headers, maxSize: maxSize)
         let expected = carriesData ? try request.headers[.uploadChecksum].map(Self.expectedChecksum) : nil
         if carriesData, let declared = request.headers[.contentLength].flatMap(Int64.init), declared > length ?? maxSize {
             throw TusFailure(.contentTooLarge, "\(declared) bytes exceed \(length.map { "Upload-Length \($0)" } ?? "the limit of \(maxSize) bytes")")
         }
-        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted)
+        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted,
+                                 concat: concat)
         if let objects { return try await createObject(info, data: carriesData ? request : nil, expected: expected, in: objects) }
-        let (store, receiver) = (self.store, self)
-        let (id, token) = try await threadPool.runIfActive {
-            do {
-                return try receiver.admission.admit(info, created: info.created, client: client, connection: nil, store: store,
-                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
-            } catch let refusal as UploadAdmission.Refusal {
-                throw TusFailure(.serviceUnavailable, refusal.message)
-            }
-        }
+        let (id, token) = try await admit(info, client: client)
         // Held until the creation is answered: a zero-length upload is stored first, and
         // the first bytes appended.
         defer { locks.release(id, token: token) }
@@ -45,10 +50,26 @@ extension TusReceiver {
             response.headers[.uploadOffset] = try await appendingFirstBytes(at: basePath + "/" + id) {
                 try await appendHeld(request, id: id, claimed: 0, expected: expected)
             }
-        } else if length == 0 {
+        } else if info.completes(at: 0) {
             try await completeNow(id, info: info, digest: nil)
         }
         return response
+    }
+
+    /// A new upload of `info` on the disk, if ``UploadAdmission`` takes it for `client`: its
+    /// ID, and the token of the lock that holds it.
+    ///
+    /// - Throws: ``TusFailure`` 503 when it does not.
+    func admit(_ info: TusUploadInfo, client: String?) async throws -> (id: String, token: UInt64) {
+        let (store, receiver) = (self.store, self)
+        return try await threadPool.runIfActive {
+            do {
+                return try receiver.admission.admit(info, created: info.created, client: client, connection: nil, store: store,
+                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
+            } catch let refusal as UploadAdmission.Refusal {
+                throw TusFailure(.serviceUnavailable, refusal.message)
+            }
+        }
     }
 
     /// Runs `append`, the first bytes of the upload created at `location`; the offset it
@@ -109,8 +130,10 @@ extension TusReceiver {
     }
 
     /// Puts in `headers` what `HEAD` tells of an upload besides its offset: its length (or
-    /// `Upload-Defer-Length: 1` while it is deferred) and its metadata.
-    static func describe(_ info: TusUploadInfo, in headers: inout HTTPFields) {
+    /// `Upload-Defer-Length: 1` while it is deferred), its metadata, and its part in a
+    /// concatenation (partial uploads named under `basePath`).
+    static func describe(_ info: TusUploadInfo, in headers: inout HTTPFields, basePath: String) {
+        if let concat = info.concat { headers[.uploadConcat] = concat.field(basePath: basePath) }
         if let length = info.length {
             headers[.uploadLength] = String(length)
         } else {

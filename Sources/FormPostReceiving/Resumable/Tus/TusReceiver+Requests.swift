@@ -23,18 +23,18 @@ extension TusReceiver {
 
     func head(_ id: String) async throws -> ReceiverResponse {
         var (info, offset) = try await current(id)
-        if info.file == nil, info.isWhole(at: offset), let token = locks.acquire(id) {
+        if info.file == nil, info.completes(at: offset), let token = locks.acquire(id) {
             // Every byte is there but an earlier attempt could not store it: the client
             // that reads this offset takes the upload for done, so it is stored first —
             // if the state read under the lock still says so.
             defer { locks.release(id, token: token) }
             (info, offset) = try await current(id, held: true)
-            if info.file == nil, info.isWhole(at: offset) {
+            if info.file == nil, info.completes(at: offset) {
                 try await completeNow(id, info: info, digest: digests.take(id, at: offset))
             }
         }
         var headers: HTTPFields = [.uploadOffset: String(offset), .cacheControl: "no-store", .uploadExpires: lifetime.httpDate(created: info.created)]
-        Self.describe(info, in: &headers)
+        Self.describe(info, in: &headers, basePath: basePath)
         return ReceiverResponse(status: .ok, headers: headers)
     }
 
@@ -85,6 +85,7 @@ extension TusReceiver {
     func appendHeld(_ request: ReceiverRequest, id: String, claimed: Int64,
                     expected: (algorithm: TusChecksumAlgorithm, digest: String)?) async throws -> ReceiverResponse {
         let (loaded, offset) = try await current(id, held: true)
+        if case .final = loaded.concat { throw TusFailure(.forbidden, "a final upload takes no appends: its bytes are its partial uploads'") }
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
         var info = loaded.verified == nil ? loaded : try await dropUnverified(id, info: loaded, at: offset)
         if let length = try Self.lengthDeclared(by: request.headers, for: info, at: offset, maxSize: maxSize) {
@@ -100,7 +101,7 @@ extension TusReceiver {
         let store = self.store
         guard !info.isWhole(at: offset) else {
             // Every byte is there: store it now if an earlier attempt could not.
-            if info.file == nil { try await completeNow(id, info: info, digest: digests.take(id, at: offset)) }
+            if info.file == nil, info.completes(at: offset) { try await completeNow(id, info: info, digest: digests.take(id, at: offset)) }
             return appended(offset, info: info)
         }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
@@ -151,7 +152,7 @@ extension TusReceiver {
             throw TusFailure(.checksumMismatch, outcome.cut ? "the append was cut short: nothing of it was kept" : "the content does not match Upload-Checksum")
         }
         if expected != nil { try await endUnverified(id, info: info) }
-        if info.isWhole(at: outcome.offset) {
+        if info.completes(at: outcome.offset) {
             try await completeNow(id, info: info, digest: digest)
         } else if let digest {
             digests.put(id, digest, offset: outcome.offset)
@@ -186,7 +187,7 @@ extension TusReceiver {
     func findFullUploads() {
         for (id, entry) in store.census.all where !entry.complete && !entry.creating {
             guard let info = store.load(id, as: TusUploadInfo.self), info.file == nil else { continue }
-            if info.completing != nil || (info.verified == nil && store.dataSize(id).map(info.isWhole) == true) { retries.add(id) }
+            if info.completing != nil || (info.verified == nil && store.dataSize(id).map(info.completes) == true) { retries.add(id) }
         }
     }
 
@@ -214,7 +215,7 @@ extension TusReceiver {
     /// the file system; call it under the upload's lock.
     static func completeAgain(_ id: String, in store: UploadStore, lifetime: UploadExpiry, basePath: String) throws -> TusUploadInfo? {
         guard let info = store.load(id, as: TusUploadInfo.self), info.file == nil, info.verified == nil,
-              !lifetime.hasExpired(id, created: info.created, in: store), store.dataSize(id).map(info.isWhole) == true else { return nil }
+              !lifetime.hasExpired(id, created: info.created, in: store), store.dataSize(id).map(info.completes) == true else { return nil }
         return try complete(id, info: info, sha256: nil, in: store, basePath: basePath)
     }
 

@@ -92,8 +92,11 @@ public struct TusReceiver: Sendable {
 
     /// The protocol version spoken.
     public static let version = "1.0.0"
-    /// The extensions supported.
-    public static let extensions = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum"
+    /// The extensions supported on the disk. On object storage, all but concatenation
+    /// (``extensionsOnObjectStorage``).
+    public static let extensions = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum,concatenation"
+    /// The extensions supported on object storage.
+    public static let extensionsOnObjectStorage = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum"
     /// The checksum algorithms verified.
     public static let checksumAlgorithms = "sha1,sha256"
 
@@ -216,7 +219,7 @@ public struct TusReceiver: Sendable {
         let method = try Self.method(of: request)
         if method == .options {
             return ReceiverResponse(status: .noContent, headers: [
-                .tusVersion: Self.version, .tusExtension: Self.extensions,
+                .tusVersion: Self.version, .tusExtension: objects == nil ? Self.extensions : Self.extensionsOnObjectStorage,
                 .tusMaxSize: String(maxSize), .tusChecksumAlgorithm: Self.checksumAlgorithms,
             ])
         }

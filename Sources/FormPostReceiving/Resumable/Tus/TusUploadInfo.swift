@@ -34,6 +34,8 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
     /// The metadata the upload's authorization granted (``UploadGrant/metadata``), for its
     /// events; nil when none was.
     var granted: [String: String]?
+    /// Its part in a concatenation (`Upload-Concat`), nil for an upload of its own.
+    var concat: TusConcatenation?
 
     /// The bytes an append from `offset` may add: up to ``length``, or while it is deferred
     /// up to `limit` (the largest upload).
@@ -44,6 +46,12 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
     /// Whether `offset` is the whole upload: its length is known and reached.
     func isWhole(at offset: Int64) -> Bool {
         length == offset
+    }
+
+    /// Whether the upload is stored once `offset` is the whole of it: a partial upload of a
+    /// concatenation is not (its bytes are stored only as part of the final upload).
+    func completes(at offset: Int64) -> Bool {
+        concat != .partial && isWhole(at: offset)
     }
 
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).

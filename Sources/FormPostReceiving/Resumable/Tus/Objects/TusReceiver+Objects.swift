@@ -56,7 +56,7 @@ extension TusReceiver {
             }
         }
         var headers: HTTPFields = [.uploadOffset: String(state.offset), .cacheControl: "no-store", .uploadExpires: expiryDate(state.info)]
-        Self.describe(state.info, in: &headers)
+        Self.describe(state.info, in: &headers, basePath: basePath)
         return ReceiverResponse(status: .ok, headers: headers)
     }
 
@@ -128,7 +128,7 @@ extension TusReceiver {
             }
             let reached = offset + outcome.received
             try held.check()
-            if state.info.isWhole(at: reached) {
+            if state.info.completes(at: reached) {
                 state = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID, rest: outcome.rest,
                                                    digest: digest, basePath: basePath, logger: logger)
             } else if outcome.received > 0 {

@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import FormPostDigests
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import HTTPTypes
+
+/// tus's concatenation on the disk: partial uploads (`Upload-Concat: partial`) are sent
+/// like any upload — at once, each resuming on its own — and are not stored when complete;
+/// a final upload (`Upload-Concat: final;URL URL…`) joins complete ones, in its order,
+/// into the stored file, whose SHA-256 in the receipt is that of the whole file. The
+/// partial uploads go once it is stored. Not offered on object storage.
+extension TusReceiver {
+    /// `POST` of a final upload joining `partials`, each complete: stored before it is
+    /// answered, with `metadata` (its file's name and type), for `client`, with what its
+    /// authorization `granted`. Each partial upload is held meanwhile.
+    ///
+    /// - Throws: ``TusFailure`` 400 for a partial upload that does not exist, is not partial
+    ///   or not complete; 423 while a request holds one; 413 past the largest upload; 503
+    ///   when ``UploadAdmission`` refuses.
+    func createFinal(joining partials: [String], metadata: String?, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
+        var held: [(id: String, token: UInt64)] = []
+        defer { for (id, token) in held { locks.release(id, token: token) } }
+        var length: Int64 = 0
+        for id in partials {
+            guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "a request is appending to the partial upload \(id)") }
+            held.append((id, token))
+            let (info, offset): (TusUploadInfo, Int64)
+            do {
+                (info, offset) = try await current(id, held: true)
+            } catch let failure as TusFailure where failure.status == .notFound || failure.status == .gone {
+                throw TusFailure(.badRequest, "the partial upload \(id) does not exist")
+            }
+            guard info.concat == .partial else { throw TusFailure(.badRequest, "the upload \(id) is not a partial upload (Upload-Concat: partial)") }
+            guard let whole = info.length, info.verified == nil, offset == whole else {
+                throw TusFailure(.badRequest, "the partial upload \(id) is not complete: a final upload joins complete ones")
+            }
+            length += whole
+        }
+        guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the joined upload exceeds the limit of \(maxSize) bytes") }
+        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted,
+                                 concat: .final(partials: partials))
+        let (id, token) = try await admit(info, client: client)
+        defer { locks.release(id, token: token) }
+        ReceiverMetrics.upload(.tus, .created)
+        let store = self.store
+        let digest: SHA256Hasher
+        do {
+            digest = try await threadPool.runIfActive { try Self.join(partials, into: id, in: store) }
+        } catch {
+            // Nothing of it was answered: it goes, and the partial uploads stay.
+            _ = try? await threadPool.runIfActive { store.remove(id) }
+            throw error
+        }
+        try await completeNow(id, info: info, digest: digest)
+        // Their bytes are in the stored file.
+        try await threadPool.runIfActive { for partial in partials { store.remove(partial) } }
+        for partial in partials { digests.remove(partial) }
+        return ReceiverResponse(status: .created, headers: [
+            .location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created), .uploadOffset: String(length),
+        ])
+    }
+
+    /// Writes the data of `partials`, in order, into the data of `id` (empty), syncs it,
+    /// and returns the SHA-256 of all of it, read as it is copied. It blocks on the file
+    /// system.
+    static func join(_ partials: [String], into id: String, in store: UploadStore) throws -> SHA256Hasher {
+        let output = try store.openForAppend(id)
+        defer { close(output) }
+        var digest = SHA256Hasher()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        for partial in partials {
+            let input = open(store.dataPath(partial), O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else { throw ReceiverFailure.storing("joining partial uploads failed", errno: errno) }
+            defer { close(input) }
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                guard count >= 0 else { throw ReceiverFailure.storing("joining partial uploads failed", errno: errno) }
+                if count == 0 { break }
+                try buffer.withUnsafeBytes { bytes in
+                    let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<count])
+                    digest.update(bufferPointer: chunk)
+                    var written = 0
+                    while written < count {
+                        let result = write(output, chunk.baseAddress! + written, count - written)
+                        guard result > 0 else { throw ReceiverFailure.storing("joining partial uploads failed", errno: errno) }
+                        written += result
+                    }
+                }
+            }
+        }
+        try FileSync.data(output, what: "joining partial uploads failed")
+        return digest
+    }
+}
