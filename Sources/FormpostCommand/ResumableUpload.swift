@@ -19,6 +19,9 @@ extension UploadCommand {
             throw UsageError(mode == "tus" ? "--resumable tus sends one file: give -T FILE (not -F, --data-binary, -X or standard input)"
                                            : "--resumable ietf sends a file (-T FILE) or a form (-F): one of them, not --data-binary or standard input")
         }
+        guard (1...64).contains(resumable.parallel), resumable.parallel == 1 || mode == "tus" else {
+            throw UsageError("--parallel \(resumable.parallel): expected 1 to 64, with --resumable tus")
+        }
         guard let chunkSize = ByteSize.parse(resumable.chunkSize), chunkSize >= TusUploader.minimumChunkSize else {
             throw UsageError("--chunk-size \(resumable.chunkSize): expected a size of at least 1M")
         }
@@ -35,6 +38,7 @@ extension UploadCommand {
             if mode == "tus", let path = uploadFile {
                 var uploader = TusUploader(client: client, chunkSize: chunkSize, retry: retryPolicy(retries: retries), options: options, checksums: resumable.tusChecksum)
                 uploader.forgetsCompletedUploads = false
+                uploader.parallelUploads = resumable.parallel
                 forget = uploader.forget
                 result = try await uploader.upload(fileAt: path, to: target, headers: headers, progress: report)
             } else {

@@ -19,14 +19,19 @@ final class TusExchange: ResumableExchange {
     let minAppendSize: Int64? = nil
     private let metadata: [String: String]
     private let checksums: Bool
+    /// Whether the upload is a partial upload of a concatenation (`Upload-Concat: partial`).
+    private let partial: Bool
+    /// The extensions the server listed in its answer to `OPTIONS` (none when it did not).
+    private(set) var extensions: Set<String> = []
     /// The checksum each append carries, once the server has offered one.
     private(set) var checksum: TusChecksumAlgorithm?
     /// The checksum of the range expected next, computed while the current one is sent.
     private var nextChecksum: (range: Range<Int64>, digest: Task<String, any Error>)?
 
-    init(metadata: [String: String], checksums: Bool) {
+    init(metadata: [String: String], checksums: Bool, partial: Bool = false) {
         self.metadata = metadata
         self.checksums = checksums
+        self.partial = partial
     }
 
     deinit { nextChecksum?.digest.cancel() }
@@ -41,7 +46,7 @@ final class TusExchange: ResumableExchange {
         if let versions = answer.headers[.tusVersion], !versions.split(separator: ",").contains(where: { $0.trimmingOptionalWhitespace() == TusUploader.version }) {
             throw ResumableUploadError.protocolUnsupported(status: answer.status, detail: "it speaks tus \(versions), not \(TusUploader.version)")
         }
-        let extensions = Set((answer.headers[.tusExtension] ?? "").split(separator: ",").map { $0.trimmingOptionalWhitespace() })
+        extensions = Set((answer.headers[.tusExtension] ?? "").split(separator: ",").map { String($0.trimmingOptionalWhitespace()) })
         if answer.headers[.tusExtension] != nil, !extensions.contains("creation") {
             throw ResumableUploadError.protocolUnsupported(status: answer.status, detail: "it lacks the creation extension (it offers \(extensions.sorted().joined(separator: ", ")))")
         }
@@ -52,7 +57,8 @@ final class TusExchange: ResumableExchange {
 
     func create(at endpoint: URL, length: Int64, sender: ResumableRequestSender) async throws -> (URL, UploadOffsetAnswer) {
         var fields: HTTPFields = [.uploadLength: String(length)]
-        fields[.uploadMetadata] = TusMetadata.encode(metadata)
+        if !metadata.isEmpty { fields[.uploadMetadata] = TusMetadata.encode(metadata) }
+        if partial { fields[.uploadConcat] = "partial" }
         let created = try await sender.send(.post, endpoint, fields: fields)
         try Self.check(created, during: "the creation of an upload", url: endpoint)
         guard created.status == 201, let location = created.headers[.location],

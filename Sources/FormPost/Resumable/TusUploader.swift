@@ -59,6 +59,12 @@ public struct TusUploader: Sendable {
     /// and each byte then costs two more SHA-256 passes, one here and one at the server
     /// (`formpost-bench resumable` measures it).
     public var checksums: Bool
+    /// How many partial uploads one file is sent as at once (tus's concatenation), when the
+    /// server offers it: the file's ranges in equal parts of at least 1 MiB, each resuming on
+    /// its own, joined by the server once all are complete. Several TCP streams fill a long,
+    /// fat link that one stream cannot. 1 (the default), a smaller file, or a server without
+    /// concatenation: one upload.
+    public var parallelUploads = 1
     /// How long a request may make no progress (no byte sent, no answer) before it counts
     /// as failed: the upload then asks for the offset and goes on.
     public var stallTimeout: Duration
@@ -129,6 +135,11 @@ public struct TusUploader: Sendable {
         var fullMetadata = metadata
         fullMetadata["filename"] = fullMetadata["filename"] ?? file.name
         fullMetadata["filetype"] = fullMetadata["filetype"] ?? MIMEType.forFilename(file.path)
+        let ranges = TusParallelUpload.ranges(length: file.body.contentLength ?? 0, parts: parallelUploads, minimum: Self.minimumChunkSize)
+        if ranges.count > 1, try await offersConcatenation(endpoint, headers: headers) {
+            let parallel = TusParallelUpload(uploader: self, file: file, endpoint: endpoint, metadata: fullMetadata, sender: sender(headers: headers), ranges: ranges)
+            return try await parallel.perform(progress: progress)
+        }
         let run = ResumableRun(exchange: TusExchange(metadata: fullMetadata, checksums: checksums), sender: sender(headers: headers),
                                plan: file.body.plan, retry: retry, stateStore: stateStore, forgetsOnCompletion: forgetsCompletedUploads, chunkSize: chunkSize,
                                minimumChunkSize: Self.minimumChunkSize, entry: file.entry(endpoint: endpoint, protocolName: TusExchange.protocolName), progress: progress)
@@ -162,6 +173,22 @@ public struct TusUploader: Sendable {
     /// false), once its answer is reported: the next upload of the same body starts anew.
     public func forget(_ result: ResumableUploadResult) {
         if let entry = result.entry { stateStore?.remove(matching: entry) }
+    }
+
+    /// Whether the server at `endpoint` lists concatenation among its extensions; false
+    /// when `OPTIONS` fails (the upload then goes as one, which asks again and retries).
+    private func offersConcatenation(_ endpoint: URL, headers: HTTPFields) async throws -> Bool {
+        let exchange = TusExchange(metadata: [:], checksums: false)
+        do {
+            try await exchange.prepare(endpoint: endpoint, sender: sender(headers: headers))
+        } catch let error as ResumableUploadError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return false
+        }
+        return exchange.extensions.contains("concatenation")
     }
 
     private func sender(headers: HTTPFields) -> ResumableRequestSender {
