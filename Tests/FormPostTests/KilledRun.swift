@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -32,4 +33,20 @@ func killedAndRunAgain(_ arguments: [String], again: [String] = [], stateHome: S
         try ChildProcess("env", [environment, formpostBinary, "--retry", "3", "--json"] + again + arguments).finish()
     }
     return (first, second)
+}
+
+/// Checks what ``killedAndRunAgain(_:again:stateHome:stateDirectory:)`` gave for a file of
+/// `size` bytes whose SHA-256 is `expected`: the first run killed, the second resumed
+/// (`--json`: resumed from some bytes, sending the rest alone), and the file stored once in
+/// `uploads`.
+func expectResumedAfterKill(first: Int32, second: ChildProcess.Finished, size: Int, uploads: String, expected: String) throws {
+    #expect(first == -SIGKILL || first == 128 + SIGKILL || first == SIGKILL, "the first run ended by SIGKILL, not with \(first)")
+    #expect(second.status == 0, "\(String(decoding: second.stderr, as: UTF8.self))")
+    let summary = try #require(try JSONSerialization.jsonObject(with: second.stdout) as? [String: Any])
+    let resumedFrom = try #require(summary["resumed_from"] as? Int)
+    let sent = try #require(summary["bytes_sent"] as? Int)
+    #expect(resumedFrom > 0 && sent < size && resumedFrom + sent == size, "resumed from \(resumedFrom), sent \(sent)")
+    let stored = try FileManager.default.contentsOfDirectory(atPath: uploads).filter { !$0.hasPrefix(".") }
+    #expect(stored.count == 1, "\(stored)")
+    #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads + "/" + (stored.first ?? "")))) == expected)
 }

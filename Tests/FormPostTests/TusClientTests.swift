@@ -61,15 +61,7 @@ struct TusClientTests {
             try await killedAndRunAgain(["--resumable", "tus", "--chunk-size", "8M", "-T", file, "http://127.0.0.1:\(port)/files"],
                                         stateHome: directory.path + "/state", stateDirectory: uploads.path + "/.tus")
         }
-        #expect(first == -SIGKILL || first == 128 + SIGKILL || first == SIGKILL, "the first run ended by SIGKILL, not with \(first)")
-        #expect(second.status == 0, "\(String(decoding: second.stderr, as: UTF8.self))")
-        let summary = try #require(try JSONSerialization.jsonObject(with: second.stdout) as? [String: Any])
-        let resumedFrom = try #require(summary["resumed_from"] as? Int)
-        let sent = try #require(summary["bytes_sent"] as? Int)
-        #expect(resumedFrom > 0 && sent < 48 << 20 && resumedFrom + sent == 48 << 20, "resumed from \(resumedFrom), sent \(sent)")
-        let stored = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
-        #expect(stored.count == 1)
-        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + (stored.first ?? "")))) == expected)
+        try expectResumedAfterKill(first: first, second: second, size: 48 << 20, uploads: uploads.path, expected: expected)
     }
 }
 

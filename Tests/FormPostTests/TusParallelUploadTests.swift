@@ -71,15 +71,7 @@ struct TusParallelUploadTests {
             try await killedAndRunAgain(["--resumable", "tus", "--parallel", "3", "--chunk-size", "4M", "-T", file, "http://127.0.0.1:\(port)/files"],
                                         stateHome: directory.path + "/state", stateDirectory: uploads.path + "/.tus")
         }
-        #expect(first == -SIGKILL || first == 128 + SIGKILL || first == SIGKILL, "the first run ended by SIGKILL, not with \(first)")
-        #expect(second.status == 0, "\(String(decoding: second.stderr, as: UTF8.self))")
-        let summary = try #require(try JSONSerialization.jsonObject(with: second.stdout) as? [String: Any])
-        let resumedFrom = try #require(summary["resumed_from"] as? Int)
-        let sent = try #require(summary["bytes_sent"] as? Int)
-        #expect(resumedFrom > 0 && sent < size && resumedFrom + sent == size, "resumed from \(resumedFrom), sent \(sent)")
-        let stored = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
-        #expect(stored.count == 1, "\(stored)")
-        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: uploads.path + "/" + (stored.first ?? "")))) == expected)
+        try expectResumedAfterKill(first: first, second: second, size: size, uploads: uploads.path, expected: expected)
         // The partial uploads went once joined: only the final upload's state is left.
         let states = try FileManager.default.contentsOfDirectory(atPath: uploads.path + "/.tus")
         #expect(states.count == 1 && states.allSatisfy { $0.hasSuffix(".json") }, "\(states)")
