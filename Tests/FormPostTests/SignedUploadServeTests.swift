@@ -126,18 +126,22 @@ struct SignedUploadServeTests {
         #expect(server.stored.isEmpty && server.storedBytes == 0)
     }
 
-    @Test("tus: a creation needs a signature (401 without; 413 over the signed limit); with one, formpost uploads resumably, its appends (three of 1 MiB) unsigned to the upload's own URL")
+    @Test("tus: a creation needs a signature (401 without; 413 over the signed limit; 411 for a deferred length or a final upload under it); with one, formpost uploads resumably, its appends (three of 1 MiB) unsigned to the upload's own URL")
     func tusCreation() async throws {
         let server = try await offPool { try SigningServer() }
         let (file, url) = try await offPool { try server.fileAndURL("e.bin", size: 3 << 20, seed: 5, signing: "/files", ["--max-bytes", "4M"]) }
-        let (unsigned, tooLarge, uploaded) = try await offPool {
+        let (unsigned, tooLarge, deferred, final, uploaded) = try await offPool {
             (try Self.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: 10", server.base + "/files"]),
              try Self.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(5 << 20)", url]),
+             try Self.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Defer-Length: 1", url]),
+             try Self.curl(["-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Concat: final;/files/0123456789abcdef0123456789abcdef", url]),
              try ChildProcess("env", ["XDG_STATE_HOME=" + server.sample.path + "/state", formpostBinary, "-s", "--resumable", "tus", "--chunk-size", "1M",
                                       "-T", file, url]).finish())
         }
         #expect(unsigned.status == 401)
         #expect(tooLarge.status == 413, "\(tooLarge.body)")
+        // Past the limit later (a length declared by an append, partial uploads joined): refused now.
+        #expect(deferred.status == 411 && final.status == 411, "\(deferred.status) \(deferred.body) \(final.status) \(final.body)")
         #expect(uploaded.status == 0, "\(String(decoding: uploaded.stderr, as: UTF8.self))")
         let stored = server.stored
         #expect(stored.count == 1)

@@ -27,7 +27,7 @@ struct TusConcatenationTests {
         return location
     }
 
-    @Test("three partial uploads, complete, are not stored; a final upload naming them (absolute URLs and a path) answers 201 at its whole length and stores them joined in its order, with its metadata's name and the whole file's SHA-256; the partial uploads are gone, and the final takes no append")
+    @Test("three partial uploads, complete, are not stored; a final upload naming them (absolute URLs, one with a query, and a path) answers 201 at its whole length and stores them joined in its order, with its metadata's name and the whole file's SHA-256; the partial uploads' bytes are gone, the same final asked again is the same upload, and the final takes no append")
     func joined() async throws {
         try await Helpers.withServe(.directory) { serve in
             let pieces = try [700_000, 1, 450_123].map { try Helpers.randomBytes($0) }
@@ -40,7 +40,8 @@ struct TusConcatenationTests {
             let stored = try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored").filter { !$0.hasPrefix(".") }
             #expect(stored.isEmpty, "a complete partial upload was stored: \(stored)")
 
-            let named = [serve.base + partials[0], partials[1], serve.base + partials[2]].joined(separator: " ")
+            // A signed URL's token in a query is no part of the upload's name.
+            let named = [serve.base + partials[0], partials[1], serve.base + partials[2] + "?X-FormPost-Upload-Expires=1"].joined(separator: " ")
             let final = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + named,
                                                       "-H", "Upload-Metadata: filename am9pbmVkLmJpbg==", serve.base + "/files"])
             let whole = pieces.reduce(Data(), +)
@@ -58,15 +59,23 @@ struct TusConcatenationTests {
             #expect(try Data(contentsOf: URL(fileURLWithPath: serve.samples.path + "/stored/" + storedAs)) == whole, "the stored file is not the pieces joined")
             let files = try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored").filter { !$0.hasPrefix(".") }
             #expect(files == [storedAs])
-            for partial in partials {
-                #expect(try await Helpers.curl(Self.tus + ["-I", serve.base + partial]).status == 404, "the partial upload \(partial) is kept")
-            }
+            // Their bytes are in the stored file alone; a final asked for again (its answer
+            // lost) is answered with the same upload, and nothing more is stored.
+            let states = try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored/.tus").filter { $0.hasSuffix(".data") }
+            #expect(states.isEmpty, "the partial uploads' data is kept: \(states)")
+            let again = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + named, serve.base + "/files"])
+            #expect(again.status == 201 && again.headers["location"] == final.headers["location"], "\(again.status) \(again.headers) \(again.body)")
+            let partialHead = try await Helpers.curl(Self.tus + ["-I", serve.base + partials[2]])
+            #expect(partialHead.status == 200 && partialHead.headers["upload-offset"] == String(pieces[2].count), "\(partialHead.headers)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored").filter { !$0.hasPrefix(".") } == [storedAs])
+            let reordered = [partials[1], partials[0], partials[2]].joined(separator: " ")
+            #expect(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + reordered, serve.base + "/files"]).status == 400)
             let appended = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: \(whole.count)", "--data-binary", "x", url])
             #expect(appended.status == 403, "\(appended.status) \(appended.body)")
         }
     }
 
-    @Test("a final upload naming an incomplete partial upload, one that is not partial, an unknown one, one twice, a path elsewhere, or carrying data answers 400 and stores nothing; the partial uploads stay and are joined after")
+    @Test("a final upload naming an incomplete partial upload, another client's, one that is not partial, an unknown one, one twice, a path elsewhere, or carrying data answers 400 and stores nothing; the partial uploads stay and are joined after")
     func refusals() async throws {
         try await Helpers.withServe(.directory) { serve in
             let piece = try Helpers.randomBytes(200_000)
@@ -75,7 +84,10 @@ struct TusConcatenationTests {
                                                                                       "--data-binary", "abc", serve.base + "/files"]).headers["location"])
             let plain = try #require(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Length: 0", serve.base + "/files"]).headers["location"])
             let file = try Helpers.random(serve.samples, "data", piece)
+            let others = try #require(try await Helpers.curl(Self.tus + Self.data + ["--interface", "127.0.0.2", "-H", "Upload-Length: 3", "-H", "Upload-Concat: partial",
+                                                                                   "--data-binary", "abc", serve.base + "/files"]).headers["location"])
             let cases: [(String, [String])] = [
+                ("another client's", ["-H", "Upload-Concat: final;\(complete) \(others)"]),
                 ("an incomplete one", ["-H", "Upload-Concat: final;\(complete) \(incomplete)"]),
                 ("one not partial", ["-H", "Upload-Concat: final;\(complete) \(plain)"]),
                 ("an unknown one", ["-H", "Upload-Concat: final;\(complete) /files/0123456789abcdef0123456789abcdef"]),

@@ -6,7 +6,8 @@ import ResumableHTTP
 /// a signed URL's (``UploadURLSigner``) or an authorization's (``UploadGrant/maxBytes``): a
 /// declared length over it is answered 413 at once; a multipart body is cut off with 413
 /// at the first byte past it (nothing is stored); a resumable creation must declare its
-/// length (tus `Upload-Length`; the draft's `Upload-Length`, or `Upload-Complete: ?1` with
+/// length (tus `Upload-Length`, so no deferred length and no final upload of a
+/// concatenation; the draft's `Upload-Length`, or `Upload-Complete: ?1` with
 /// `Content-Length`), which its receiver then holds the upload to.
 struct UploadByteLimit: Sendable {
     /// The protocol the request begins its upload by (its ``ReceiverRoute/creation(_:)``).
@@ -22,10 +23,14 @@ struct UploadByteLimit: Sendable {
         }
         switch beginning {
         case .tus:
-            if let length = request.headers[.uploadLength].flatMap(Int64.init), length > limit {
-                return EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request)
+            // A deferred length, or a final upload's (the sum of its partial uploads), is
+            // known only later: held to a limit, a creation declares it now.
+            guard let length = request.headers[.uploadLength].flatMap(Int64.init) else {
+                return EarlyRefusal.response("The upload is limited to \(limit) bytes, set \(setBy): declare its length (Upload-Length) when creating it; "
+                                             + "a deferred length and a concatenation are not taken under a limit.",
+                                             status: .lengthRequired, request: request)
             }
-            return nil  // tus refuses a creation without Upload-Length itself.
+            return length > limit ? EarlyRefusal.response(tooLarge, status: .contentTooLarge, request: request) : nil
         case .ietf:
             let completes = DraftInterop.completes(request.headers, version: DraftInterop.version(of: request.headers)) == true
             let declared = StructuredField.integer(request.headers[.uploadLength]) ?? (completes ? request.headers[.contentLength].flatMap(Int64.init) : nil)

@@ -9,8 +9,9 @@ enum TusConcatenation: Codable, Equatable, Sendable {
 
     /// The reading of an `Upload-Concat` field for uploads under `basePath`: `partial`, or
     /// `final;` and the partial uploads' URLs — absolute (`http://host/files/ID`, as
-    /// tus-js-client sends them) or paths (`/files/ID`) — separated by spaces; nil when it
-    /// is neither, names no upload under `basePath`, names one twice, or none.
+    /// tus-js-client sends them) or paths (`/files/ID`), a query ignored — separated by
+    /// spaces; nil when it is neither, names no upload under `basePath`, names one twice,
+    /// or none.
     init?(field: String, basePath: String) {
         if field == "partial" {
             self = .partial
@@ -34,10 +35,12 @@ enum TusConcatenation: Codable, Equatable, Sendable {
         }
     }
 
-    /// The path of `url`: what follows its authority when it has a scheme, else itself.
+    /// The path of `url`: what follows its authority when it has a scheme, else itself,
+    /// without its query (a signed upload URL's token).
     private static func path(of url: Substring) -> String {
-        guard let scheme = url.firstRange(of: "://") else { return String(url) }
-        let rest = url[scheme.upperBound...]
+        let whole = url.firstIndex(of: "?").map { url[..<$0] } ?? url
+        guard let scheme = whole.firstRange(of: "://") else { return String(whole) }
+        let rest = whole[scheme.upperBound...]
         return rest.firstIndex(of: "/").map { String(rest[$0...]) } ?? ""
     }
 }

@@ -15,21 +15,23 @@ import HTTPTypes
 
 /// tus's concatenation on the disk: partial uploads (`Upload-Concat: partial`) are sent
 /// like any upload — at once, each resuming on its own — and are not stored when complete;
-/// a final upload (`Upload-Concat: final;URL URL…`) joins complete ones, in its order,
-/// into the stored file, whose SHA-256 in the receipt is that of the whole file. The
-/// partial uploads go once it is stored. Not offered on object storage.
+/// a final upload (`Upload-Concat: final;URL URL…`) joins complete ones of the same client
+/// (address and granted metadata), in its order, into the stored file, whose SHA-256 in the
+/// receipt is that of the whole file. Once joined, the partial uploads' bytes go and their
+/// states name the final upload: asked for again (its answer lost), the same final is
+/// answered with the same upload. Not offered on object storage.
 extension TusReceiver {
     /// `POST` of a final upload joining `partials`, each complete: stored before it is
     /// answered, with `metadata` (its file's name and type), for `client`, with what its
     /// authorization `granted`. Each partial upload is held meanwhile.
     ///
-    /// - Throws: ``TusFailure`` 400 for a partial upload that does not exist, is not partial
-    ///   or not complete; 423 while a request holds one; 413 past the largest upload; 503
-    ///   when ``UploadAdmission`` refuses.
+    /// - Throws: ``TusFailure`` 400 for a partial upload that does not exist, is not partial,
+    ///   not complete, another client's, or joined into another upload; 423 while a request
+    ///   holds one; 413 past the largest upload; 503 when ``UploadAdmission`` refuses.
     func createFinal(joining partials: [String], metadata: String?, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
         var held: [(id: String, token: UInt64)] = []
         defer { for (id, token) in held { locks.release(id, token: token) } }
-        var length: Int64 = 0
+        var infos: [TusUploadInfo] = []
         for id in partials {
             guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "a request is appending to the partial upload \(id)") }
             held.append((id, token))
@@ -40,11 +42,17 @@ extension TusReceiver {
                 throw TusFailure(.badRequest, "the partial upload \(id) does not exist")
             }
             guard info.concat == .partial else { throw TusFailure(.badRequest, "the upload \(id) is not a partial upload (Upload-Concat: partial)") }
+            guard info.client == client, info.granted == granted else {
+                throw TusFailure(.badRequest, "the partial upload \(id) is another client's")
+            }
             guard let whole = info.length, info.verified == nil, offset == whole else {
                 throw TusFailure(.badRequest, "the partial upload \(id) is not complete: a final upload joins complete ones")
             }
-            length += whole
+            infos.append(info)
         }
+        let joined = Set(infos.map(\.joinedInto))
+        if joined != [nil] { return try await joinedBefore(joined, partials: partials) }
+        let length = infos.reduce(0) { $0 + ($1.length ?? 0) }
         guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the joined upload exceeds the limit of \(maxSize) bytes") }
         let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted,
                                  concat: .final(partials: partials))
@@ -60,12 +68,46 @@ extension TusReceiver {
             _ = try? await threadPool.runIfActive { store.remove(id) }
             throw error
         }
-        try await completeNow(id, info: info, digest: digest)
-        // Their bytes are in the stored file.
-        try await threadPool.runIfActive { for partial in partials { store.remove(partial) } }
+        // The final upload's data is whole and synced: the partial uploads name it, and their
+        // bytes go. A completion that fails now is taken up again (the final's data is at
+        // its length), and the same final asked for again is answered with this one.
+        let tombstones = infos.map { partial in
+            var joined = partial
+            joined.joinedInto = id
+            return joined
+        }
+        try await threadPool.runIfActive {
+            for (partial, tombstone) in zip(partials, tombstones) {
+                try store.save(tombstone, id: partial)
+                store.removeData(partial)
+            }
+        }
         for partial in partials { digests.remove(partial) }
+        try await completeNow(id, info: info, digest: digest)
         return ReceiverResponse(status: .created, headers: [
             .location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created), .uploadOffset: String(length),
+        ])
+    }
+
+    /// The answer to a final upload whose partial uploads were joined before (`joined`: the
+    /// uploads they name): that upload again when they all name it and it is still there.
+    ///
+    /// - Throws: ``TusFailure`` 400 when they do not.
+    private func joinedBefore(_ joined: Set<String?>, partials: [String]) async throws -> ReceiverResponse {
+        guard joined.count == 1, let final = joined.first ?? nil else {
+            throw TusFailure(.badRequest, "the partial uploads named were joined into other uploads")
+        }
+        let (info, offset): (TusUploadInfo, Int64)
+        do {
+            (info, offset) = try await current(final)
+        } catch let failure as TusFailure where failure.status == .notFound || failure.status == .gone {
+            throw TusFailure(.badRequest, "the partial uploads named were joined into an upload that is gone")
+        }
+        guard info.concat == .final(partials: partials) else {
+            throw TusFailure(.badRequest, "the partial uploads named were joined in another order")
+        }
+        return ReceiverResponse(status: .created, headers: [
+            .location: basePath + "/" + final, .uploadExpires: lifetime.httpDate(created: info.created), .uploadOffset: String(offset),
         ])
     }
 

@@ -274,7 +274,7 @@ public struct TusReceiver: Sendable {
                 UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
                 throw TusFailure(.gone, "the upload expired")
             }
-            if info.file != nil {
+            if info.file != nil || info.joinedInto != nil {
                 store.removeData(id)
                 return (info, info.length ?? 0)
             }

@@ -36,6 +36,10 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
     var granted: [String: String]?
     /// Its part in a concatenation (`Upload-Concat`), nil for an upload of its own.
     var concat: TusConcatenation?
+    /// For a partial upload whose bytes a final upload has taken: that upload's ID. Its data
+    /// is gone; it answers as complete, and a final naming the same partial uploads again
+    /// is answered with that one.
+    var joinedInto: String?
 
     /// The bytes an append from `offset` may add: up to ``length``, or while it is deferred
     /// up to `limit` (the largest upload).
