@@ -9,6 +9,6 @@ struct ResumableOptions: ParsableArguments {
     var chunkSize = "64M"
     @Flag(name: .customLong("tus-checksum"), help: "With --resumable tus, each request carries a checksum when the server verifies them (SHA-256, else SHA-1).")
     var tusChecksum = false
-    @Option(name: .customLong("parallel"), help: "With --resumable tus, send the file as this many partial uploads at once, joined by the server (tus concatenation); one upload when the server lacks it or the file is under 2 MiB.")
+    @Option(name: .customLong("parallel"), help: "With --resumable tus, send the file as this many partial uploads at once (1 to 9), joined by the server (tus concatenation); one upload when the server lacks it or the file is under 2 MiB.")
     var parallel = 1
 }

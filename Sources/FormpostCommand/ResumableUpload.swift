@@ -19,8 +19,9 @@ extension UploadCommand {
             throw UsageError(mode == "tus" ? "--resumable tus sends one file: give -T FILE (not -F, --data-binary, -X or standard input)"
                                            : "--resumable ietf sends a file (-T FILE) or a form (-F): one of them, not --data-binary or standard input")
         }
-        guard (1...64).contains(resumable.parallel), resumable.parallel == 1 || mode == "tus" else {
-            throw UsageError("--parallel \(resumable.parallel): expected 1 to 64, with --resumable tus")
+        // Each part is an upload in progress, and the final one: formpost serve allows 10 per client.
+        guard (1...9).contains(resumable.parallel), resumable.parallel == 1 || mode == "tus" else {
+            throw UsageError("--parallel \(resumable.parallel): expected 1 to 9, with --resumable tus")
         }
         guard let chunkSize = ByteSize.parse(resumable.chunkSize), chunkSize >= TusUploader.minimumChunkSize else {
             throw UsageError("--chunk-size \(resumable.chunkSize): expected a size of at least 1M")

@@ -11,14 +11,17 @@ struct UploadLocksTests {
     func requestWaitsOutBackground() async throws {
         let locks = UploadLocks()
         let sweep = try #require(locks.acquire("a", background: true))
-        let released = Mutex(false)
-        let waiting = Task { await locks.acquireAfterBackground("a") }
+        let taken = Mutex(false)
+        let waiting = Task {
+            let token = await locks.acquireAfterBackground("a")
+            taken.withLock { $0 = true }
+            return token
+        }
         try await Task.sleep(for: .milliseconds(100))
-        released.withLock { $0 = true }
+        #expect(!taken.withLock { $0 }, "the request did not wait while the sweep held the upload")
         locks.release("a", token: sweep)
         let token = await waiting.value
         #expect(token != nil, "the request was refused while only the sweep held the upload")
-        #expect(released.withLock { $0 }, "the request took the upload before the sweep gave it back")
         #expect(locks.acquire("a") == nil, "the request's hold is not a hold")
     }
 

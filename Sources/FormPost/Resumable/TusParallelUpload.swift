@@ -32,6 +32,11 @@ struct TusParallelUpload {
         }
     }
 
+    /// The state store's entry of part `index` (from 0) of `count`.
+    static func partEntry(_ file: ResumableFile, endpoint: URL, index: Int, count: Int) -> ResumeEntry {
+        file.entry(endpoint: endpoint, protocolName: "\(TusExchange.protocolName) part \(index + 1) of \(count)")
+    }
+
     /// The state store's entry of the final upload, kept once it is created when the
     /// uploader does not forget completed uploads.
     private var finalEntry: ResumeEntry {
@@ -48,7 +53,7 @@ struct TusParallelUpload {
                 let run = ResumableRun(exchange: TusExchange(metadata: [:], checksums: uploader.checksums, partial: true), sender: sender,
                                        plan: try file.body.plan.slice(range), retry: uploader.retry, stateStore: uploader.stateStore,
                                        forgetsOnCompletion: false, chunkSize: uploader.chunkSize, minimumChunkSize: TusUploader.minimumChunkSize,
-                                       entry: file.entry(endpoint: endpoint, protocolName: "\(TusExchange.protocolName) part \(index + 1) of \(ranges.count)"),
+                                       entry: Self.partEntry(file, endpoint: endpoint, index: index, count: ranges.count),
                                        progress: { sum.update(index, $0) })
                 group.addTask { (index, try await run.perform(endpoint: endpoint)) }
             }
@@ -87,11 +92,14 @@ struct TusParallelUpload {
         fields[.uploadMetadata] = TusMetadata.encode(metadata)
         var failures = 0
         while true {
+            // A 429 or 503 with Retry-After is waited out as it says.
+            var busy: (status: Int, retryAfter: String?)?
             do {
                 let created = try await sender.send(.post, endpoint, fields: fields)
                 try TusExchange.check(created, during: "the creation of the final upload joining \(parts.count) parts", url: endpoint)
                 guard created.status == 201, let location = created.headers[.location],
                       let url = URL(string: location, relativeTo: endpoint)?.absoluteURL else {
+                    if created.status == 429 || created.status == 503 { busy = (created.status, created.headers[.retryAfter]) }
                     throw RetryableAnswer("the server answered \(created.status) without a Location to the creation of the final upload")
                 }
                 return (url, created)
@@ -101,7 +109,7 @@ struct TusParallelUpload {
                 throw CancellationError()
             } catch {
                 failures += 1
-                guard let delay = uploader.retry.delay(attempt: failures, status: nil, retryAfter: nil) else {
+                guard let delay = uploader.retry.delay(attempt: failures, status: busy?.status, retryAfter: busy?.retryAfter) else {
                     throw ResumableUploadError.retriesExhausted(attempts: failures, lastError: String(describing: error))
                 }
                 try await Task.sleep(for: delay)

@@ -63,7 +63,8 @@ public struct TusUploader: Sendable {
     /// server offers it: the file's ranges in equal parts of at least 1 MiB, each resuming on
     /// its own, joined by the server once all are complete. Several TCP streams fill a long,
     /// fat link that one stream cannot. 1 (the default), a smaller file, or a server without
-    /// concatenation: one upload.
+    /// concatenation: one upload. Each part is an upload in progress on the server, and the
+    /// final one too: `formpost serve` allows 10 per client address unless told, so at most 9.
     public var parallelUploads = 1
     /// How long a request may make no progress (no byte sent, no answer) before it counts
     /// as failed: the upload then asks for the offset and goes on.
@@ -136,7 +137,10 @@ public struct TusUploader: Sendable {
         fullMetadata["filename"] = fullMetadata["filename"] ?? file.name
         fullMetadata["filetype"] = fullMetadata["filetype"] ?? MIMEType.forFilename(file.path)
         let ranges = TusParallelUpload.ranges(length: file.body.contentLength ?? 0, parts: parallelUploads, minimum: Self.minimumChunkSize)
-        if ranges.count > 1, try await offersConcatenation(endpoint, headers: headers) {
+        // A run that goes on with parts an earlier run began sends them so, whatever OPTIONS says now.
+        var parallel = ranges.count > 1 && stateStore?.load(matching: TusParallelUpload.partEntry(file, endpoint: endpoint, index: 0, count: ranges.count)) != nil
+        if ranges.count > 1, !parallel { parallel = try await offersConcatenation(endpoint, headers: headers) }
+        if parallel {
             let parallel = TusParallelUpload(uploader: self, file: file, endpoint: endpoint, metadata: fullMetadata, sender: sender(headers: headers), ranges: ranges)
             return try await parallel.perform(progress: progress)
         }

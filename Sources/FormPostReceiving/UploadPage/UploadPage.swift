@@ -19,8 +19,8 @@ import NIOCore
 /// the `File` (which the browser sends from its path) and the framing after it; a smaller
 /// file's form in slices. Each append is sized to take about 2 s at the pace of the one
 /// before, from 16 to 64 MiB: a request lost whole — through a proxy that holds bodies
-/// until they are whole, then a reload — costs a few seconds of sending, never the file
-/// from zero. At most three files are sent at once;
+/// until they are whole, then a reload — costs at most 16 MiB or about 2 s of sending,
+/// whichever is more, never the file from zero. At most three files are sent at once;
 /// each shows its progress, speed and state, and can be paused and resumed. After a
 /// failure (no answer, a 5xx, 409, 423 or 429) the file waits — 1, 2, 4, 8, 16, then 30 s,
 /// the delay counted down on the page, longer when the server's `Retry-After` says so —

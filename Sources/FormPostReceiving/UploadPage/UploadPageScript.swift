@@ -20,10 +20,10 @@ extension UploadPage {
           // append is sized to take about APPEND_SECONDS at the pace of the one before, from
           // MIN_APPEND to MAX_APPEND bytes, and is acknowledged with the server's offset: a request
           // lost whole (a proxy that holds a body until it has all of it, then a reload or a dropped
-          // network) costs a few seconds of sending, and appends stay few on a fast link. A request
-          // cut short loses nothing the server received (it keeps every byte that reached its disk),
-          // but one a browser re-sends on its own after a kept-alive connection failed is refused
-          // (409) only once all of it is sent.
+          // network) costs at most MIN_APPEND bytes or APPEND_SECONDS of sending, whichever is more,
+          // and appends stay few on a fast link. A request cut short loses nothing the server
+          // received (it keeps every byte that reached its disk), but one a browser re-sends on its
+          // own after a kept-alive connection failed is refused (409) only once all of it is sent.
           const WHOLE_FILE = 8 * 1024 * 1024;
           const MIN_APPEND = 16 * 1024 * 1024;
           const MAX_APPEND = 64 * 1024 * 1024;
