@@ -62,10 +62,17 @@ struct CompletionCrashTests {
     @Test("tus: DELETE on an upload whose completion failed once its data was linked removes that file too: nothing is left in the directory or .tus/")
     func tusDeleteAfterFailedCompletion() async throws {
         let uploads = try SampleDirectory()
-        // Failing always, sweeps included: a sweep that stored the upload between the 500
-        // and the DELETE (as one did on a loaded machine) would make it another test.
+        // Failing always, the sweep's completions included (the fault given at the receiver's
+        // start, which its sweep keeps): a sweep that stored the upload between the 500 and
+        // the DELETE (as one did on a loaded machine) would make it another test.
         let fault = StepFault(.failAlways, at: .afterLink)
-        try await withFaultyServer(directory: uploads.path, fault: fault) { port in
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let configuration = ReceiverConfiguration(directory: uploads.path)
+        let receiver = try UploadReceiver(configuration: configuration, logger: logger)
+        let faultyTus = try TusReceiver(configuration: configuration, expiry: .seconds(3600), logger: logger, completionFault: fault.hook)
+        let server = UploadServer(receiver: receiver, port: 0, serverLogLevel: .critical, tus: faultyTus)
+        try await whileRunning({ onStarted in try server.application(onStarted: onStarted) }) { port in
             let url = try await createTus(base: "http://127.0.0.1:\(port)")
             #expect(try await tus("PATCH", url, body: Self.content, headers: [Self.uploadOffset: "0"]).status == 500)
             #expect(try await tus("DELETE", url).status == 204)

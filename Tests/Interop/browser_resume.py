@@ -214,7 +214,9 @@ class Receiver:
 
 
 def make_file(name, size):
-    data = os.urandom(size)
+    # Ending as a text file with CRLF lines does: bytes that may begin the form's closing
+    # delimiter, which the server takes only once it sees what follows them.
+    data = os.urandom(size - 2) + b"\r\n"
     path = os.path.join(WORK_DIR, name)
     with open(path, "wb") as handle:
         handle.write(data)

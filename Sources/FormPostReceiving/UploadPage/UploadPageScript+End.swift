@@ -73,10 +73,9 @@ extension UploadPage {
               const size = Math.min(MAX_APPEND, Math.max(MIN_APPEND, Math.round((this.pace || 0) * APPEND_SECONDS)));
               if (this.file.size >= WHOLE_FILE && !this.sliced) {
                 if (offset < this.head) return { body: this.body.slice(offset, this.head), end: this.head };
-                if (offset < fileEnd) {
-                  const end = Math.min(fileEnd, offset + size);
-                  return { body: this.file.slice(offset - this.head, end - this.head), end };
-                }
+                // The file's last bytes go with the framing after them: the server cannot take
+                // bytes that may begin the closing delimiter ("\r\n--…") until it sees what follows.
+                if (offset + size < fileEnd) return { body: this.file.slice(offset - this.head, offset + size - this.head), end: offset + size };
               }
               const end = Math.min(this.body.size, offset + size);
               return { body: this.body.slice(offset, end), end };

@@ -15,8 +15,9 @@ extension UploadPage {
           const status = $("status"), errorBox = $("error"), receipt = $("receipt");
           // A file from WHOLE_FILE bytes up is sent as the form's framing before it, then the file in
           // slices of the File itself (which Chromium sends from its path, faster than slices of the
-          // whole form), then the framing after it. Anything else — a smaller file's whole form,
-          // everything after a server refused the framing alone — goes in slices of the form. Each
+          // whole form), then its last bytes with the framing after it. Anything else — a smaller
+          // file's whole form, everything after a server refused the framing alone — goes in slices
+          // of the form. Each
           // append is sized to take about APPEND_SECONDS at the pace of the one before, from
           // MIN_APPEND to MAX_APPEND bytes, and is acknowledged with the server's offset: a request
           // lost whole (a proxy that holds a body until it has all of it, then a reload or a dropped
