@@ -39,8 +39,11 @@ struct TrustedProxyServerTests {
                 defer { close(held) }
                 // Answered, so counted before the second connection is made.
                 _ = request.withUnsafeBytes { send(held, $0.baseAddress, $0.count, 0) }
-                guard RawSocket.readStatusLine(held).hasPrefix("HTTP/1.1 200") else { throw Subprocess.Failure(description: "the first connection was not served") }
-                return try RawSocket.sendAndReadStatusLine(port: port, bytes: request)
+                // 30 s: a server started beside a loaded parallel test run has answered after 10.
+                guard RawSocket.readStatusLine(held, seconds: 30).hasPrefix("HTTP/1.1 200") else {
+                    throw Subprocess.Failure(description: "the first connection was not served")
+                }
+                return try RawSocket.sendAndReadStatusLine(port: port, bytes: request, seconds: 30)
             }
         }
     }
