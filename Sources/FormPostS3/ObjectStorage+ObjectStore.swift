@@ -36,6 +36,17 @@ extension ObjectStorage: ObjectStore {
         return ObjectAnswer(status: answer.status, etag: answer.etag, bytes: answer.bytes)
     }
 
+    /// A `GET` of the object `key` with a `Range`.
+    public func bytes(of key: String, range: Range<Int64>, what: String) async throws -> ByteBuffer {
+        let answer = try await S3Client(storage: self).send(.GET, key: key, fields: [("range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")],
+                                                            what: what, maxAnswerBytes: max(range.count, 1 << 16))
+        guard answer.bytes.readableBytes == range.count else {
+            throw ObjectStorageError.refused(what: what, status: answer.status, code: nil,
+                                             message: "\(answer.bytes.readableBytes) bytes, not the \(range.count) asked for")
+        }
+        return answer.bytes
+    }
+
     /// A `HEAD` of the object `key` (two attempts): its `Content-Length`.
     public func size(of key: String, what: String) async throws -> Int64? {
         let answer = try await S3Client(storage: self).send(.HEAD, key: key, what: what, attempts: 2)
@@ -65,6 +76,11 @@ extension ObjectStorage: ObjectStore {
     /// `UploadPart`.
     public func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart {
         try await S3Client(storage: self).sendPart(bytes, number: number, of: key, uploadID: uploadID, timeout: TimeAmount(timeout))
+    }
+
+    /// `UploadPartCopy` with a source range.
+    public func copyPart(from source: String, range: Range<Int64>, number: Int, of key: String, uploadID: String) async throws -> ObjectPart {
+        try await S3Client(storage: self).copyPart(from: source, range: range, number: number, of: key, uploadID: uploadID)
     }
 
     /// `CompleteMultipartUpload`, failed when its answer is an error in a 200.

@@ -27,6 +27,24 @@ extension S3Client {
         return ObjectPart(number: number, etag: etag, size: Int64(bytes.readableBytes))
     }
 
+    /// Copies the bytes `range` of the object `source` as part `number` of the multipart
+    /// upload `uploadID` of `key` (`UploadPartCopy`): the store copies them, nothing passes
+    /// through the receiver; returns the part.
+    func copyPart(from source: String, range: Range<Int64>, number: Int, of key: String, uploadID: String) async throws -> ObjectPart {
+        let what = "copying \(source) as part \(number) of \(key)"
+        let fields: [SignatureV4.Field] = [
+            ("x-amz-copy-source", "/" + storage.bucket + "/" + S3URIEncoding.encode(source, keepingSlash: true)),
+            ("x-amz-copy-source-range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"),
+        ]
+        let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], fields: fields, what: what)
+        // As a completion, a copy may answer 200 and fail in the body.
+        guard !answer.body.contains("<Error>"), let etag = S3XML.text(of: "ETag", in: answer.body) else {
+            throw ObjectStorageError.refused(what: what, status: answer.status, code: S3XML.text(of: "Code", in: answer.body),
+                                             message: S3XML.text(of: "Message", in: answer.body) ?? "no ETag in the answer")
+        }
+        return ObjectPart(number: number, etag: etag, size: Int64(range.count))
+    }
+
     /// Makes the object `key` from `parts` of the multipart upload `uploadID`.
     func completeMultipartUpload(of key: String, uploadID: String, parts: [ObjectPart]) async throws {
         let list = parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()

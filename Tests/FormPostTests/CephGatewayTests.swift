@@ -100,4 +100,31 @@ struct CephGatewayTests {
             second.stop()
         }
     }
+
+    @Test("tus concatenation on RGW: five partial uploads (one with parts and a tail, pieces under S3's 5 MiB part minimum) joined by a final upload, the store copying what it can (UploadPartCopy); the stored object is the pieces in order, its SHA-256 in the receipt; no partial upload's bytes are left",
+          .timeLimit(.minutes(5)))
+    func concatenation() async throws {
+        let gateway = try await CephGateway()
+        let sample = try SampleDirectory()
+        let (server, port) = try await Self.serve(gateway, in: sample.path + "/a")
+        defer { server.stop() }
+        let serve = TusCreationExtensionTests.Serve(base: "http://127.0.0.1:\(port)", samples: sample, bucket: { try await gateway.contents() })
+        let pieces = try TusConcatenationTests.pieces(.objects)
+        var partials: [String] = []
+        for (index, piece) in pieces.enumerated() {
+            partials.append(try await TusConcatenationTests.partial(serve, piece, name: "piece\(index)", sentAtCreation: min(piece.count, 300_000)))
+        }
+        let final = try await TusCreationExtensionTests.curl(TusCreationExtensionTests.tus + [
+            "-X", "POST", "-H", "Upload-Concat: final;" + partials.joined(separator: " "), serve.base + "/files",
+        ])
+        let whole = pieces.reduce(Data(), +)
+        #expect(final.status == 201 && final.headers["upload-offset"] == String(whole.count), "\(final.status) \(final.body)")
+        let stored = try await TusCreationExtensionTests.storedFile(serve.base + (try #require(final.headers["location"])))
+        let read = try await serve.storedSHA256(stored.storedAs)
+        #expect(stored.sha256 == sha256Hex(whole) && read == sha256Hex(whole), "the stored object is not the pieces joined")
+        #expect(try await serve.storedFiles() == [stored.storedAs])
+        let left = try await serve.uploadBytesLeft()
+        #expect(left.isEmpty, "\(left)")
+        try await offPool { server.stop() }
+    }
 }

@@ -15,10 +15,10 @@ import Darwin
 struct TusClientTests {
     /// Runs tuspyserver on a free port storing into `directory`, then `body` with its port
     /// and the file its completed uploads are listed in.
-    func withTuspyServer<T: Sendable>(directory: String, _ body: @Sendable (Int, String) async throws -> T) async throws -> T {
+    func withTuspyServer<T: Sendable>(directory: String, arguments: [String] = [], _ body: @Sendable (Int, String) async throws -> T) async throws -> T {
         let port = try freePort()
         let completed = directory + "/completed.log"
-        let server = try ChildProcess("python3", [Subprocess.interopScript("tus_server.py"), String(port), directory + "/files", completed],
+        let server = try ChildProcess("python3", [Subprocess.interopScript("tus_server.py"), String(port), directory + "/files", completed] + arguments,
                                       stdout: .discard, stderr: .inherit)
         defer { server.stop() }
         try await RawSocket.waitForListener(port: port, attempts: 400)

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 /// tus's concatenation, spoken by `curl` as the protocol's text describes the requests, to
-/// `formpost serve` on a directory: partial uploads sent apart, then a final upload that
-/// joins them — stored once, its SHA-256 the whole file's, the partial uploads gone — and
-/// what is refused. On object storage the extension is not offered.
+/// `formpost serve` on a directory and on object storage (moto): partial uploads sent apart,
+/// then a final upload that joins them — stored once, its SHA-256 the whole file's, the
+/// partial uploads' bytes gone — and what is refused.
 @Suite("tus concatenation", .timeLimit(.minutes(5)))
 struct TusConcatenationTests {
     typealias Helpers = TusCreationExtensionTests
@@ -27,22 +27,34 @@ struct TusConcatenationTests {
         return location
     }
 
-    @Test("three partial uploads, complete, are not stored; a final upload naming them (absolute URLs, one with a query, and a path) answers 201 at its whole length and stores them joined in its order, with its metadata's name and the whole file's SHA-256; the partial uploads' bytes are gone, the same final asked again is the same upload, and the final takes no append")
-    func joined() async throws {
-        try await Helpers.withServe(.directory) { serve in
-            let pieces = try [700_000, 1, 450_123].map { try Helpers.randomBytes($0) }
+    /// The pieces a test joins on `storage`. On object storage (parts of 8 MiB, S3's
+    /// minimum 5 MiB) they take each way of joining: a partial upload with parts and a tail
+    /// copied by the store whole, pieces under 5 MiB read and gathered into a part with the
+    /// start of the next one, whose rest (under 5 MiB) goes with the last piece.
+    static func pieces(_ storage: Helpers.Storage) throws -> [Data] {
+        let sizes = storage == .directory ? [700_000, 1, 450_123] : [12 << 20, 1, 3 << 20, 9 << 20, 700_000]
+        return try sizes.map { try Helpers.randomBytes($0) }
+    }
+
+    @Test("partial uploads, complete, are not stored; a final upload naming them (absolute URLs, one with a query, and paths) answers 201 at its whole length and stores them joined in its order, with its metadata's name and the whole file's SHA-256; the partial uploads' bytes are gone, the same final asked again is the same upload, and the final takes no append",
+          arguments: Helpers.Storage.allCases)
+    func joined(storage: Helpers.Storage) async throws {
+        try await Helpers.withServe(storage) { serve in
+            let pieces = try Self.pieces(storage)
             var partials: [String] = []
             for (index, piece) in pieces.enumerated() {
                 partials.append(try await Self.partial(serve, piece, name: "piece\(index)", sentAtCreation: min(piece.count, 300_000)))
             }
             let head = try await Helpers.curl(Self.tus + ["-I", serve.base + partials[0]])
             #expect(head.headers["upload-concat"] == "partial" && head.headers["upload-offset"] == String(pieces[0].count), "\(head.headers)")
-            let stored = try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored").filter { !$0.hasPrefix(".") }
-            #expect(stored.isEmpty, "a complete partial upload was stored: \(stored)")
+            #expect(try await serve.storedFiles().isEmpty, "a complete partial upload was stored")
 
             // A signed URL's token in a query is no part of the upload's name.
-            let named = [serve.base + partials[0], partials[1], serve.base + partials[2] + "?X-FormPost-Upload-Expires=1"].joined(separator: " ")
-            let final = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + named,
+            var named = partials
+            named[0] = serve.base + named[0]
+            named[named.count - 1] = serve.base + named[named.count - 1] + "?X-FormPost-Upload-Expires=1"
+            let concat = "final;" + named.joined(separator: " ")
+            let final = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: " + concat,
                                                       "-H", "Upload-Metadata: filename am9pbmVkLmJpbg==", serve.base + "/files"])
             let whole = pieces.reduce(Data(), +)
             #expect(final.status == 201 && final.headers["upload-offset"] == String(whole.count), "\(final.status) \(final.body)")
@@ -56,28 +68,29 @@ struct TusConcatenationTests {
             #expect(file["filename"] as? String == "joined.bin" && file["size"] as? Int == whole.count)
             #expect(file["sha256"] as? String == sha256Hex(whole))
             let storedAs = try #require(file["storedAs"] as? String)
-            #expect(try Data(contentsOf: URL(fileURLWithPath: serve.samples.path + "/stored/" + storedAs)) == whole, "the stored file is not the pieces joined")
-            let files = try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored").filter { !$0.hasPrefix(".") }
-            #expect(files == [storedAs])
+            #expect(try await serve.storedSHA256(storedAs) == sha256Hex(whole), "the stored file is not the pieces joined")
+            #expect(try await serve.storedFiles() == [storedAs])
             // Their bytes are in the stored file alone; a final asked for again (its answer
             // lost) is answered with the same upload, and nothing more is stored.
-            let states = try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored/.tus").filter { $0.hasSuffix(".data") }
-            #expect(states.isEmpty, "the partial uploads' data is kept: \(states)")
-            let again = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + named, serve.base + "/files"])
+            let left = try await serve.uploadBytesLeft()
+            #expect(left.isEmpty, "the partial uploads' bytes are kept: \(left)")
+            let again = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: " + concat, serve.base + "/files"])
             #expect(again.status == 201 && again.headers["location"] == final.headers["location"], "\(again.status) \(again.headers) \(again.body)")
             let partialHead = try await Helpers.curl(Self.tus + ["-I", serve.base + partials[2]])
             #expect(partialHead.status == 200 && partialHead.headers["upload-offset"] == String(pieces[2].count), "\(partialHead.headers)")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored").filter { !$0.hasPrefix(".") } == [storedAs])
-            let reordered = [partials[1], partials[0], partials[2]].joined(separator: " ")
-            #expect(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + reordered, serve.base + "/files"]).status == 400)
+            #expect(try await serve.storedFiles() == [storedAs])
+            let reordered = [partials[1], partials[0]] + partials.dropFirst(2)
+            #expect(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + reordered.joined(separator: " "),
+                                                      serve.base + "/files"]).status == 400)
             let appended = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: \(whole.count)", "--data-binary", "x", url])
             #expect(appended.status == 403, "\(appended.status) \(appended.body)")
         }
     }
 
-    @Test("a final upload naming an incomplete partial upload, another client's, one that is not partial, an unknown one, one twice, a path elsewhere, or carrying data answers 400 and stores nothing; the partial uploads stay and are joined after")
-    func refusals() async throws {
-        try await Helpers.withServe(.directory) { serve in
+    @Test("a final upload naming an incomplete partial upload, another client's, one that is not partial, an unknown one, one twice, a path elsewhere, or carrying data answers 400 and stores nothing; the partial uploads stay and are joined after",
+          arguments: Helpers.Storage.allCases)
+    func refusals(storage: Helpers.Storage) async throws {
+        try await Helpers.withServe(storage) { serve in
             let piece = try Helpers.randomBytes(200_000)
             let complete = try await Self.partial(serve, piece, name: "complete", sentAtCreation: piece.count)
             let incomplete = try #require(try await Helpers.curl(Self.tus + Self.data + ["-H", "Upload-Length: 5000", "-H", "Upload-Concat: partial",
@@ -101,7 +114,7 @@ struct TusConcatenationTests {
                 let answer = try await Helpers.curl(Self.tus + ["-X", "POST"] + fields + [serve.base + "/files"])
                 #expect(answer.status == 400 && answer.headers["location"] == nil, "\(what): \(answer.status) \(answer.body)")
             }
-            let storedBefore = try FileManager.default.contentsOfDirectory(atPath: serve.samples.path + "/stored").filter { !$0.hasPrefix(".") }
+            let storedBefore = try await serve.storedFiles()
             // The empty upload that is not partial was stored at its creation, and only it.
             #expect(storedBefore.count == 1, "\(storedBefore)")
             let joined = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;\(complete)", serve.base + "/files"])
@@ -110,14 +123,28 @@ struct TusConcatenationTests {
         }
     }
 
-    @Test("on object storage, concatenation is not offered: OPTIONS leaves it out, and Upload-Concat is refused (400)")
-    func notOnObjectStorage() async throws {
-        try await Helpers.withServe(.objects) { serve in
-            let options = try await Helpers.curl(["-X", "OPTIONS", serve.base + "/files"])
-            let extensions = options.headers["tus-extension"]?.split(separator: ",").map(String.init) ?? []
-            #expect(extensions.contains("creation") && !extensions.contains("concatenation"), "\(options.headers)")
-            let partial = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Length: 5", "-H", "Upload-Concat: partial", serve.base + "/files"])
-            #expect(partial.status == 400, "\(partial.status) \(partial.body)")
+    @Test("on object storage, a join whose store fails (every completion of a multipart upload refused, past the retries) answers 503 and stores nothing; the same final again joins anew: one stored object, the pieces in order, nothing of the first attempt left")
+    func joinFailedThenAgain() async throws {
+        let moto = try await MotoStore()
+        let faults = try await ObjectStorageResumableTests.CompletionFaults(store: moto, failures: 4)
+        let serve = Helpers.Serve(base: faults.base, samples: faults.directory, bucket: { try await moto.contents() })
+        let pieces = try Self.pieces(.objects)
+        var partials: [String] = []
+        for (index, piece) in pieces.enumerated() {
+            partials.append(try await Self.partial(serve, piece, name: "piece\(index)", sentAtCreation: min(piece.count, 300_000)))
         }
+        let concat = ["-X", "POST", "-H", "Upload-Concat: final;" + partials.joined(separator: " "), serve.base + "/files"]
+        let failed = try await Helpers.curl(Self.tus + concat)
+        #expect(failed.status == 503, "\(failed.status) \(failed.body)")
+        #expect(try await serve.storedFiles().isEmpty)
+        let joined = try await Helpers.curl(Self.tus + concat)
+        let whole = pieces.reduce(Data(), +)
+        #expect(joined.status == 201 && joined.headers["upload-offset"] == String(whole.count), "\(joined.status) \(joined.body)")
+        let stored = try await Helpers.storedFile(serve.base + (try #require(joined.headers["location"])))
+        let read = try await serve.storedSHA256(stored.storedAs)
+        #expect(stored.sha256 == sha256Hex(whole) && read == sha256Hex(whole))
+        #expect(try await serve.storedFiles() == [stored.storedAs])
+        let left = try await serve.uploadBytesLeft()
+        #expect(left.isEmpty, "\(left)")
     }
 }

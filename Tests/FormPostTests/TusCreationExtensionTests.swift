@@ -14,18 +14,37 @@ struct TusCreationExtensionTests {
         var testDescription: String { rawValue }
     }
 
-    /// A running `formpost serve` and what the tests read back from it.
+    /// A running `formpost serve` and what the tests read back from it: its directory
+    /// `samples/stored`, or with `bucket` (boto3) the objects it stores.
     struct Serve: Sendable {
         let base: String
         let samples: SampleDirectory
-        let store: MotoStore?
+        let bucket: (@Sendable () async throws -> MotoStore.Contents)?
 
         /// The stored file's bytes' SHA-256, read from the directory or with boto3.
         func storedSHA256(_ storedAs: String) async throws -> String? {
-            guard let store else {
+            guard let bucket else {
                 return sha256Hex(try Data(contentsOf: URL(fileURLWithPath: samples.path + "/stored/" + storedAs)))
             }
-            return try await store.contents().objects.first { $0.key == storedAs }?.sha256
+            return try await bucket().objects.first { $0.key == storedAs }?.sha256
+        }
+
+        /// The stored files: in the directory, or the objects outside the uploads' state
+        /// (and the start-up probe's), whose keys have no part beginning with `.`.
+        func storedFiles() async throws -> [String] {
+            guard let bucket else { return try FileManager.default.contentsOfDirectory(atPath: samples.path + "/stored").filter { !$0.hasPrefix(".") } }
+            return try await bucket().objects.map(\.key).filter { key in !key.split(separator: "/").contains { $0.hasPrefix(".") } }
+        }
+
+        /// What holds uploads' bytes beside the stored files: data files of the uploads'
+        /// state on the disk; in the bucket, objects of uploads (tails, partial uploads'
+        /// objects) and multipart uploads in progress.
+        func uploadBytesLeft() async throws -> [String] {
+            guard let bucket else {
+                return try FileManager.default.contentsOfDirectory(atPath: samples.path + "/stored/.tus").filter { $0.hasSuffix(".data") }
+            }
+            let contents = try await bucket()
+            return contents.objects.map(\.key).filter { $0.hasSuffix(".partial") || $0.contains(".tail-") } + contents.multipartUploads
         }
     }
 
@@ -42,7 +61,9 @@ struct TusCreationExtensionTests {
         let server = try ChildProcess("env", serve, stdout: .discard, stderr: .discard)
         defer { server.stop() }
         try await RawSocket.waitForListener(port: port, attempts: 1200)
-        return try await body(Serve(base: "http://127.0.0.1:\(port)", samples: samples, store: store))
+        var bucket: (@Sendable () async throws -> MotoStore.Contents)?
+        if let store { bucket = { try await store.contents() } }
+        return try await body(Serve(base: "http://127.0.0.1:\(port)", samples: samples, bucket: bucket))
     }
 
     /// `bytes` in the file `name` of `samples`; its path.

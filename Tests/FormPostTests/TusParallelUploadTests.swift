@@ -12,8 +12,8 @@ import Darwin
 /// FormPost's tus client sending one file as partial uploads at once, joined by the server
 /// (``TusUploader/parallelUploads``, `formpost --resumable tus --parallel N`): to tuspyserver
 /// (an independent server that offers concatenation); to `formpost serve` through a proxy
-/// that cuts requests, and killed and run again; and as one upload to a server without
-/// concatenation.
+/// that cuts requests, and killed and run again; to object storage, where the store joins
+/// them; and as one upload to a server without concatenation.
 @Suite("Parallel resumable uploads sent (tus concatenation)", .serialized, .timeLimit(.minutes(5)))
 struct TusParallelUploadTests {
     static let retry = RetryPolicy(maxRetries: 8, baseDelay: .milliseconds(20))
@@ -78,16 +78,36 @@ struct TusParallelUploadTests {
         #expect(states.count == 4 && states.allSatisfy { $0.hasSuffix(".json") }, "\(states)")
     }
 
-    @Test("TusUploader with 4 parallel uploads to a server without concatenation (formpost serve on object storage) sends one upload")
-    func withoutConcatenation() async throws {
+    @Test("TusUploader with 4 parallel uploads to formpost serve on object storage (moto): the store joins the parts, and the stored object is the file, alone; no partial upload's bytes are left")
+    func toObjectStorage() async throws {
         try await TusCreationExtensionTests.withServe(.objects) { serve in
-            let file = try serve.samples.file("data.bin", size: 6 << 20, seed: 3)
+            let file = try serve.samples.file("data.bin", size: 40 << 20, seed: 3)
             var uploader = TusUploader(chunkSize: 64 << 20, retry: Self.retry, stateStore: nil)
             uploader.parallelUploads = 4
             let result = try await uploader.upload(fileAt: file, to: URL(string: serve.base + "/files")!)
-            #expect(result.response.status == 204 && result.bytesSent == 6 << 20, "one upload completed by its append: \(result.response.status)")
+            #expect(result.response.status == 201 && result.bytesSent == 40 << 20, "\(result.response.status) \(result.bytesSent)")
             let stored = try await TusCreationExtensionTests.storedFile(result.uploadURL.absoluteString)
-            #expect(stored.sha256 == sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file))))
+            let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+            let read = try await serve.storedSHA256(stored.storedAs)
+            #expect(stored.sha256 == expected && read == expected)
+            #expect(try await serve.storedFiles() == [stored.storedAs])
+            #expect(try await serve.uploadBytesLeft().isEmpty)
         }
+    }
+
+    @Test("TusUploader with 4 parallel uploads to a server without concatenation (tuspyserver announcing none) sends one upload")
+    func withoutConcatenation() async throws {
+        let directory = try SampleDirectory()
+        let file = try directory.file("data.bin", size: 6 << 20, seed: 3)
+        let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let (result, completed) = try await TusClientTests().withTuspyServer(directory: directory.path, arguments: ["--without-concatenation"]) { port, completed in
+            var uploader = TusUploader(chunkSize: 64 << 20, retry: Self.retry, stateStore: nil)
+            uploader.parallelUploads = 4
+            let result = try await uploader.upload(fileAt: file, to: URL(string: "http://127.0.0.1:\(port)/files/")!)
+            return (result, try String(contentsOfFile: completed, encoding: .utf8).split(separator: "\n").map(String.init))
+        }
+        #expect(result.response.status == 204 && result.bytesSent == 6 << 20, "one upload completed by its append: \(result.response.status)")
+        #expect(completed.count == 1, "one upload, not partial ones: \(completed)")
+        #expect(sha256Hex(try Data(contentsOf: URL(fileURLWithPath: try #require(completed.first)))) == expected)
     }
 }

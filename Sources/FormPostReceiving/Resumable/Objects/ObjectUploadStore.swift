@@ -46,11 +46,13 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     /// The part size of the upload `state` describes.
     func partSize(of state: State) -> Int { state.partSize ?? partSize }
 
-    /// Begins the upload `id` of `info`: its object's key chosen, its state saved, and its
-    /// multipart upload begun first when its length says it will have parts — named by its
-    /// first state, so that an append that dies after sending a part leaves none unnamed.
-    func start(_ id: String, info: Info) async throws {
+    /// Begins the upload `id` of `info`: its object's key chosen (or `key`), its state
+    /// saved, and its multipart upload begun first when its length says it will have parts
+    /// — named by its first state, so that an append that dies after sending a part leaves
+    /// none unnamed.
+    func start(_ id: String, info: Info, key: String? = nil) async throws {
         var state = newState(info)
+        if let key { state.key = key }
         if let length = info.knownLength, length >= Int64(partSize) {
             state.uploadID = try await beginMultipart(state)
         }
@@ -175,10 +177,11 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     }
 
     /// Removes what `state` left of the upload `id`: its multipart upload (aborted), its
-    /// tail, its state and lease; its stored object too when `storedObject`.
+    /// tail, its state and lease; its object too when `storedObject`, or when it is under the
+    /// state prefix (a partial upload's, never a stored file).
     func remove(_ id: String, state: State, storedObject: Bool) async {
         var keys = [state.tail?.key, completingKey(id), infoKey(id), leaseKey(id)].compactMap { $0 }
-        if storedObject { keys.append(state.key) }
+        if storedObject || state.key.hasPrefix(statePrefix) { keys.append(state.key) }
         if let uploadID = state.uploadID { await abort(uploadID, key: state.key) }
         for key in keys { await removeObject(key) }
     }

@@ -19,7 +19,7 @@ import HTTPTypes
 /// (address and granted metadata), in its order, into the stored file, whose SHA-256 in the
 /// receipt is that of the whole file. Once joined, the partial uploads' bytes go and their
 /// states name the final upload: asked for again (its answer lost), the same final is
-/// answered with the same upload. Not offered on object storage.
+/// answered with the same upload. On object storage, ``createFinalObject(joining:metadata:client:granted:in:)``.
 extension TusReceiver {
     /// `POST` of a final upload joining `partials`, each complete: stored before it is
     /// answered, with `metadata` (its file's name and type), for `client`, with what its
@@ -41,21 +41,18 @@ extension TusReceiver {
             } catch let failure as TusFailure where failure.status == .notFound || failure.status == .gone {
                 throw TusFailure(.badRequest, "the partial upload \(id) does not exist")
             }
-            guard info.concat == .partial else { throw TusFailure(.badRequest, "the upload \(id) is not a partial upload (Upload-Concat: partial)") }
-            guard info.client == client, info.granted == granted else {
-                throw TusFailure(.badRequest, "the partial upload \(id) is another client's")
-            }
-            guard let whole = info.length, info.verified == nil, offset == whole else {
-                throw TusFailure(.badRequest, "the partial upload \(id) is not complete: a final upload joins complete ones")
-            }
+            try Self.checkJoinable(info, id: id, at: offset, client: client, granted: granted)
             infos.append(info)
         }
         let joined = Set(infos.map(\.joinedInto))
-        if joined != [nil] { return try await joinedBefore(joined, partials: partials) }
-        let length = infos.reduce(0) { $0 + ($1.length ?? 0) }
-        guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the joined upload exceeds the limit of \(maxSize) bytes") }
-        let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted,
-                                 concat: .final(partials: partials))
+        if joined != [nil] {
+            return try await joinedBefore(joined, partials: partials) { final in
+                let (info, offset) = try await current(final)
+                return (info, offset)
+            }
+        }
+        let info = try finalInfo(joining: partials, infos: infos, metadata: metadata, client: client, granted: granted)
+        let length = info.length ?? 0
         let (id, token) = try await admit(info, client: client)
         defer { locks.release(id, token: token) }
         ReceiverMetrics.upload(.tus, .created)
@@ -89,18 +86,53 @@ extension TusReceiver {
         ])
     }
 
+    /// An append to a final upload, refused.
+    static var finalTakesNoAppends: TusFailure {
+        TusFailure(.forbidden, "a final upload takes no appends: its bytes are its partial uploads'")
+    }
+
+    /// Checks that the upload `id`, `info` at `offset`, can be joined by a final upload of
+    /// `client` with what its authorization `granted`.
+    ///
+    /// - Throws: ``TusFailure`` 400 when it is not partial, another client's, or not complete.
+    static func checkJoinable(_ info: TusUploadInfo, id: String, at offset: Int64, client: String?, granted: [String: String]?) throws {
+        guard info.concat == .partial else { throw TusFailure(.badRequest, "the upload \(id) is not a partial upload (Upload-Concat: partial)") }
+        guard info.client == client, info.granted == granted else {
+            throw TusFailure(.badRequest, "the partial upload \(id) is another client's")
+        }
+        guard let whole = info.length, info.verified == nil, offset == whole else {
+            throw TusFailure(.badRequest, "the partial upload \(id) is not complete: a final upload joins complete ones")
+        }
+    }
+
+    /// The final upload joining `partials` (`infos`, each joinable), with `metadata`, for
+    /// `client`, with what its authorization `granted`.
+    ///
+    /// - Throws: ``TusFailure`` 413 past the largest upload.
+    func finalInfo(joining partials: [String], infos: [TusUploadInfo], metadata: String?, client: String?,
+                   granted: [String: String]?) throws -> TusUploadInfo {
+        let length = infos.reduce(0) { $0 + ($1.length ?? 0) }
+        guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the joined upload exceeds the limit of \(maxSize) bytes") }
+        return TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted,
+                             concat: .final(partials: partials))
+    }
+
     /// The answer to a final upload whose partial uploads were joined before (`joined`: the
-    /// uploads they name): that upload again when they all name it and it is still there.
+    /// uploads they name): that upload again when they all name it and it is still there
+    /// (`reading` it: its information and offset).
     ///
     /// - Throws: ``TusFailure`` 400 when they do not.
-    private func joinedBefore(_ joined: Set<String?>, partials: [String]) async throws -> ReceiverResponse {
+    func joinedBefore(_ joined: Set<String?>, partials: [String],
+                      reading: (String) async throws -> (info: TusUploadInfo, offset: Int64)) async throws -> ReceiverResponse {
         guard joined.count == 1, let final = joined.first ?? nil else {
             throw TusFailure(.badRequest, "the partial uploads named were joined into other uploads")
         }
         let (info, offset): (TusUploadInfo, Int64)
         do {
-            (info, offset) = try await current(final)
+            (info, offset) = try await reading(final)
         } catch let failure as TusFailure where failure.status == .notFound || failure.status == .gone {
+            throw TusFailure(.badRequest, "the partial uploads named were joined into an upload that is gone")
+        } catch let failure as ObjectUploadFailure where failure == .notFound || failure == .expired {
             throw TusFailure(.badRequest, "the partial uploads named were joined into an upload that is gone")
         }
         guard info.concat == .final(partials: partials) else {

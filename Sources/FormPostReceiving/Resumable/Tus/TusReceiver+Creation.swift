@@ -22,12 +22,12 @@ extension TusReceiver {
         let carriesData = request.headers[.contentType]?.lowercased() == "application/offset+octet-stream"
         var concat: TusConcatenation?
         if let field = request.headers[.uploadConcat] {
-            guard objects == nil else { throw TusFailure(.badRequest, "concatenation is not offered on object storage: send the file as one upload") }
             guard let read = TusConcatenation(field: field, basePath: basePath) else {
                 throw TusFailure(.badRequest, "Upload-Concat is partial, or final; and the partial uploads' URLs under \(basePath), each once")
             }
             if case .final(let partials) = read {
                 guard !carriesData else { throw TusFailure(.badRequest, "a final upload takes no data: its bytes are its partial uploads'") }
+                if let objects { return try await createFinalObject(joining: partials, metadata: metadata, client: client, granted: granted, in: objects) }
                 return try await createFinal(joining: partials, metadata: metadata, client: client, granted: granted)
             }
             concat = read

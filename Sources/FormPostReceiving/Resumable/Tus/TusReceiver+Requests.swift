@@ -85,7 +85,7 @@ extension TusReceiver {
     func appendHeld(_ request: ReceiverRequest, id: String, claimed: Int64,
                     expected: (algorithm: TusChecksumAlgorithm, digest: String)?) async throws -> ReceiverResponse {
         let (loaded, offset) = try await current(id, held: true)
-        if case .final = loaded.concat { throw TusFailure(.forbidden, "a final upload takes no appends: its bytes are its partial uploads'") }
+        if case .final = loaded.concat { throw Self.finalTakesNoAppends }
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
         var info = loaded.verified == nil ? loaded : try await dropUnverified(id, info: loaded, at: offset)
         if let length = try Self.lengthDeclared(by: request.headers, for: info, at: offset, maxSize: maxSize) {

@@ -92,11 +92,8 @@ public struct TusReceiver: Sendable {
 
     /// The protocol version spoken.
     public static let version = "1.0.0"
-    /// The extensions supported on the disk. On object storage, all but concatenation
-    /// (``extensionsOnObjectStorage``).
+    /// The extensions supported, on the disk and on object storage alike.
     public static let extensions = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum,concatenation"
-    /// The extensions supported on object storage.
-    public static let extensionsOnObjectStorage = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum"
     /// The checksum algorithms verified.
     public static let checksumAlgorithms = "sha1,sha256"
 
@@ -219,7 +216,7 @@ public struct TusReceiver: Sendable {
         let method = try Self.method(of: request)
         if method == .options {
             return ReceiverResponse(status: .noContent, headers: [
-                .tusVersion: Self.version, .tusExtension: objects == nil ? Self.extensions : Self.extensionsOnObjectStorage,
+                .tusVersion: Self.version, .tusExtension: Self.extensions,
                 .tusMaxSize: String(maxSize), .tusChecksumAlgorithm: Self.checksumAlgorithms,
             ])
         }

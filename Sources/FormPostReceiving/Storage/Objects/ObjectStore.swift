@@ -33,6 +33,8 @@ public protocol ObjectStore: Sendable {
     func get(_ key: String, maxBytes: Int, what: String) async throws -> ObjectAnswer
     /// The size of the object `key`, or nil when it cannot be told.
     func size(of key: String, what: String) async throws -> Int64?
+    /// The bytes `range` of the object `key`.
+    func bytes(of key: String, range: Range<Int64>, what: String) async throws -> ByteBuffer
     /// Reads the object `key` from its beginning, handing each buffer to `each` as it
     /// arrives (never held whole); not retried.
     func read(_ key: String, what: String, each: (ByteBuffer) throws -> Void) async throws
@@ -48,6 +50,9 @@ public protocol ObjectStore: Sendable {
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
     /// attempt within `timeout`.
     func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart
+    /// Copies the bytes `range` of the object `source` as part `number` of the multipart
+    /// upload `uploadID` of `key`, the store copying them (S3's `UploadPartCopy`).
+    func copyPart(from source: String, range: Range<Int64>, number: Int, of key: String, uploadID: String) async throws -> ObjectPart
     /// Makes the object `key` of `parts` of the multipart upload `uploadID`.
     func completeMultipartUpload(of key: String, uploadID: String, parts: [ObjectPart]) async throws
     /// Aborts the multipart upload `uploadID` of `key`, best effort, as ``delete(_:condition:what:attempts:)``.

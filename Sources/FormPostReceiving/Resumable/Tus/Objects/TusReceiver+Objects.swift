@@ -25,7 +25,8 @@ extension TusReceiver {
     func createObject(_ info: TusUploadInfo, data: ReceiverRequest?, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
                       in objects: TusObjects) async throws -> ReceiverResponse {
         let id = UploadStore.randomName()
-        try await objects.start(id, info: info)
+        // A partial upload's object is never a stored file: it is kept with the uploads' state.
+        try await objects.start(id, info: info, key: info.concat == .partial ? objects.statePrefix + id + ".partial" : nil)
         ReceiverMetrics.upload(.tus, .created)
         var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(info)])
         if let data {
@@ -93,6 +94,7 @@ extension TusReceiver {
         try await objects.holdingLease(id) { held in
             guard var (state, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
             try await objects.removeIfExpired(id, state, expiry: expiry)
+            if case .final = state.info.concat { throw Self.finalTakesNoAppends }
             if state.info.completing != nil || state.info.file != nil {
                 if state.info.file == nil { state = try await objects.finish(id, state: state, etag: etag, basePath: basePath, logger: logger) }
                 guard state.info.isWhole(at: claimed) else { throw TusFailure(.conflict, "the upload's offset is \(state.offset), not \(claimed)") }
