@@ -87,21 +87,18 @@ struct TusConcatenationTests {
         }
     }
 
-    @Test("a final upload naming an incomplete partial upload, another client's, one that is not partial, an unknown one, one twice, a path elsewhere, or carrying data answers 400 and stores nothing; the partial uploads stay and are joined after",
+    @Test("a final upload naming another client's partial upload, one that is not partial, an unknown one, one twice, a path elsewhere, or carrying data answers 400 and stores nothing; the partial uploads stay and are joined after",
           arguments: Helpers.Storage.allCases)
     func refusals(storage: Helpers.Storage) async throws {
         try await Helpers.withServe(storage) { serve in
             let piece = try Helpers.randomBytes(200_000)
             let complete = try await Self.partial(serve, piece, name: "complete", sentAtCreation: piece.count)
-            let incomplete = try #require(try await Helpers.curl(Self.tus + Self.data + ["-H", "Upload-Length: 5000", "-H", "Upload-Concat: partial",
-                                                                                      "--data-binary", "abc", serve.base + "/files"]).headers["location"])
             let plain = try #require(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Length: 0", serve.base + "/files"]).headers["location"])
             let file = try Helpers.random(serve.samples, "data", piece)
             let others = try #require(try await Helpers.curl(Self.tus + Self.data + ["--interface", "127.0.0.2", "-H", "Upload-Length: 3", "-H", "Upload-Concat: partial",
                                                                                    "--data-binary", "abc", serve.base + "/files"]).headers["location"])
             let cases: [(String, [String])] = [
                 ("another client's", ["-H", "Upload-Concat: final;\(complete) \(others)"]),
-                ("an incomplete one", ["-H", "Upload-Concat: final;\(complete) \(incomplete)"]),
                 ("one not partial", ["-H", "Upload-Concat: final;\(complete) \(plain)"]),
                 ("an unknown one", ["-H", "Upload-Concat: final;\(complete) /files/0123456789abcdef0123456789abcdef"]),
                 ("one twice", ["-H", "Upload-Concat: final;\(complete) \(complete)"]),
@@ -146,5 +143,76 @@ struct TusConcatenationTests {
         #expect(try await serve.storedFiles() == [stored.storedAs])
         let left = try await serve.uploadBytesLeft()
         #expect(left.isEmpty, "\(left)")
+    }
+
+    @Test("concatenation-unfinished: a final upload naming partial uploads not all complete (one of deferred length) answers 201 without Upload-Offset, and so does HEAD (no Upload-Length while one is unknown); asked for again it is the same upload; it takes no PATCH; the last partial upload's last append joins it: HEAD then answers its whole length, stored once with the whole file's SHA-256",
+          arguments: Helpers.Storage.allCases)
+    func unfinished(storage: Helpers.Storage) async throws {
+        try await Helpers.withServe(storage) { serve in
+            let sizes = storage == .directory ? [300_000, 200_000, 100_000] : [9 << 20, 6 << 20, 1_000_000]
+            let pieces = try sizes.map { try Helpers.randomBytes($0) }
+            let first = try await Self.partial(serve, pieces[0], name: "first", sentAtCreation: pieces[0].count)
+            let start = try Helpers.random(serve.samples, "second.start", pieces[1].prefix(1000))
+            let second = try #require(try await Helpers.curl(Self.tus + Self.data + ["-H", "Upload-Length: \(pieces[1].count)", "-H", "Upload-Concat: partial",
+                                                                                  "--data-binary", "@" + start, serve.base + "/files"]).headers["location"])
+            let third = try #require(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Defer-Length: 1", "-H", "Upload-Concat: partial",
+                                                                      serve.base + "/files"]).headers["location"])
+            let concat = ["-X", "POST", "-H", "Upload-Concat: final;\(first) \(second) \(third)", serve.base + "/files"]
+            let final = try await Helpers.curl(Self.tus + concat)
+            #expect(final.status == 201 && final.headers["upload-offset"] == nil, "\(final.status) \(final.headers) \(final.body)")
+            let url = serve.base + (try #require(final.headers["location"]))
+            let waiting = try await Helpers.curl(Self.tus + ["-I", url])
+            #expect(waiting.status == 200 && waiting.headers["upload-offset"] == nil && waiting.headers["upload-length"] == nil
+                    && waiting.headers["upload-defer-length"] == nil && waiting.headers["upload-concat"] == "final;\(first) \(second) \(third)",
+                    "\(waiting.status) \(waiting.headers)")
+            let again = try await Helpers.curl(Self.tus + concat)
+            #expect(again.status == 201 && again.headers["location"] == final.headers["location"] && again.headers["upload-offset"] == nil,
+                    "\(again.status) \(again.headers)")
+            let patched = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: 0", "--data-binary", "x", url])
+            #expect(patched.status == 403, "\(patched.status) \(patched.body)")
+            #expect(try await serve.storedFiles().isEmpty)
+
+            // The third, its length declared with its bytes; the second still lacks its rest.
+            let thirdBytes = try Helpers.random(serve.samples, "third", pieces[2])
+            let thirdDone = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: 0", "-H", "Upload-Length: \(pieces[2].count)",
+                                                                       "--data-binary", "@" + thirdBytes, serve.base + third])
+            #expect(thirdDone.status == 204, "\(thirdDone.status) \(thirdDone.body)")
+            #expect(try await Helpers.curl(Self.tus + ["-I", url]).headers["upload-offset"] == nil)
+            let rest = try Helpers.random(serve.samples, "second.rest", pieces[1].dropFirst(1000))
+            let secondDone = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: 1000", "--data-binary", "@" + rest,
+                                                                        serve.base + second])
+            #expect(secondDone.status == 204, "\(secondDone.status) \(secondDone.body)")
+            let whole = pieces.reduce(Data(), +)
+            let joined = try await Helpers.curl(Self.tus + ["-I", url])
+            #expect(joined.headers["upload-offset"] == String(whole.count) && joined.headers["upload-length"] == String(whole.count), "\(joined.headers)")
+            let stored = try await Helpers.storedFile(url)
+            let read = try await serve.storedSHA256(stored.storedAs)
+            #expect(stored.sha256 == sha256Hex(whole) && read == sha256Hex(whole), "the stored file is not the pieces joined")
+            #expect(try await serve.storedFiles() == [stored.storedAs])
+            let left = try await serve.uploadBytesLeft()
+            #expect(left.isEmpty, "\(left)")
+        }
+    }
+
+    @Test("concatenation-unfinished on the disk: a final upload awaiting a partial upload that receives bytes slowly is as active as it, and is not removed as idle (--idle-upload-expiry 2) before it is joined")
+    func awaitingIsNotIdle() async throws {
+        try await Helpers.withServe(.directory, options: ["--idle-upload-expiry", "2"]) { serve in
+            let piece = try Helpers.randomBytes(8000)
+            let partial = try #require(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Length: \(piece.count)", "-H", "Upload-Concat: partial",
+                                                                        serve.base + "/files"]).headers["location"])
+            let final = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + partial, serve.base + "/files"])
+            let url = serve.base + (try #require(final.headers["location"]))
+            // 1,000 bytes every 0.7 s: 5.6 s in all, the final upload receiving none.
+            for offset in stride(from: 0, to: piece.count, by: 1000) {
+                try await Task.sleep(for: .milliseconds(700))
+                let bytes = try Helpers.random(serve.samples, "bytes", piece[offset..<offset + 1000])
+                let appended = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: \(offset)", "--data-binary", "@" + bytes,
+                                                                          serve.base + partial])
+                #expect(appended.status == 204, "\(appended.status) \(appended.body)")
+            }
+            let joined = try await Helpers.curl(Self.tus + ["-I", url])
+            #expect(joined.status == 200 && joined.headers["upload-offset"] == String(piece.count), "\(joined.status) \(joined.headers)")
+            #expect(try await Helpers.storedFile(url).sha256 == sha256Hex(piece))
+        }
     }
 }

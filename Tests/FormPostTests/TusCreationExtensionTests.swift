@@ -51,13 +51,13 @@ struct TusCreationExtensionTests {
     static let tus = ["-H", "Tus-Resumable: 1.0.0"]
     static let data = ["-H", "Content-Type: application/offset+octet-stream"]
 
-    /// Runs `body` with `formpost serve` storing on `storage`.
-    static func withServe<T: Sendable>(_ storage: Storage, _ body: (Serve) async throws -> T) async throws -> T {
+    /// Runs `body` with `formpost serve` storing on `storage`, with `options` besides.
+    static func withServe<T: Sendable>(_ storage: Storage, options: [String] = [], _ body: (Serve) async throws -> T) async throws -> T {
         let samples = try SampleDirectory()
         let store = storage == .objects ? try await MotoStore() : nil
         let port = try freePort()
         let storeOptions = store.map { ["--store", "s3://\($0.bucket)/tus", "--s3-endpoint", $0.endpoint, "--s3-path-style"] } ?? []
-        let serve = MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", samples.path + "/stored"] + storeOptions
+        let serve = MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", samples.path + "/stored"] + storeOptions + options
         let server = try ChildProcess("env", serve, stdout: .discard, stderr: .discard)
         defer { server.stop() }
         try await RawSocket.waitForListener(port: port, attempts: 1200)

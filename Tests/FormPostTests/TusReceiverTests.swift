@@ -231,7 +231,7 @@ struct TusReceiverTests {
             let base = "http://127.0.0.1:\(port)"
             let options = try await client.send(nil, to: URL(string: base + "/files")!, method: RequestMethod(rawValue: "OPTIONS"))
             #expect(options.status == 204 && options.headers[HTTPField.Name("Tus-Version")!] == "1.0.0")
-            #expect(options.headers[HTTPField.Name("Tus-Extension")!] == "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum,concatenation")
+            #expect(options.headers[HTTPField.Name("Tus-Extension")!] == "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum,concatenation,concatenation-unfinished")
             #expect(options.headers[HTTPField.Name("Tus-Checksum-Algorithm")!] == "sha1,sha256")
             let bare = try await client.send(nil, to: URL(string: base + "/files")!, method: .post, headers: [HTTPField.Name("Upload-Length")!: "5"])
             #expect(bare.status == 412)

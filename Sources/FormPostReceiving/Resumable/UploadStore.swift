@@ -295,6 +295,13 @@ package struct UploadStore: Sendable {
         return access(infoPath(id), F_OK) == 0 ? .complete : .gone
     }
 
+    /// Marks the upload `id` active now (its data's modification time), as if it received a
+    /// byte: a final upload while the partial uploads it awaits do. It blocks on the file
+    /// system.
+    func touch(_ id: String) {
+        _ = utimensat(AT_FDCWD, dataPath(id), nil, 0)
+    }
+
     /// When the upload `id` last received a byte or changed state, in seconds since 1970:
     /// the newest modification time of its files (its data — or, for a form, its raw
     /// bytes, the bytes besides its parts, its splices and its newest part's file — and its

@@ -15,23 +15,27 @@ import HTTPTypes
 
 /// tus's concatenation on the disk: partial uploads (`Upload-Concat: partial`) are sent
 /// like any upload — at once, each resuming on its own — and are not stored when complete;
-/// a final upload (`Upload-Concat: final;URL URL…`) joins complete ones of the same client
-/// (address and granted metadata), in its order, into the stored file, whose SHA-256 in the
-/// receipt is that of the whole file. Once joined, the partial uploads' bytes go and their
-/// states name the final upload: asked for again (its answer lost), the same final is
-/// answered with the same upload. On object storage, ``createFinalObject(joining:metadata:client:granted:in:)``.
+/// a final upload (`Upload-Concat: final;URL URL…`) joins them, of the same client (address
+/// and granted metadata), in its order, into the stored file, whose SHA-256 in the receipt
+/// is that of the whole file: at once when each is complete, else (concatenation-unfinished)
+/// once the last of them is, or when the final upload is asked for after. Once joined, the
+/// partial uploads' bytes go and their states name the final upload: asked for again (its
+/// answer lost), the same final is answered with the same upload. On object storage,
+/// ``createFinalObject(joining:metadata:client:granted:in:)``.
 extension TusReceiver {
-    /// `POST` of a final upload joining `partials`, each complete: stored before it is
-    /// answered, with `metadata` (its file's name and type), for `client`, with what its
-    /// authorization `granted`. Each partial upload is held meanwhile.
+    /// `POST` of a final upload joining `partials`, with `metadata` (its file's name and
+    /// type), for `client`, with what its authorization `granted`: stored before it is
+    /// answered when each partial upload is complete, else answered at once, without an
+    /// offset, each partial upload naming it. Each partial upload is held meanwhile.
     ///
     /// - Throws: ``TusFailure`` 400 for a partial upload that does not exist, is not partial,
-    ///   not complete, another client's, or joined into another upload; 423 while a request
-    ///   holds one; 413 past the largest upload; 503 when ``UploadAdmission`` refuses.
+    ///   another client's, or joined into another upload; 423 while a request holds one;
+    ///   413 past the largest upload; 503 when ``UploadAdmission`` refuses.
     func createFinal(joining partials: [String], metadata: String?, client: String?, granted: [String: String]?) async throws -> ReceiverResponse {
         var held: [(id: String, token: UInt64)] = []
         defer { for (id, token) in held { locks.release(id, token: token) } }
         var infos: [TusUploadInfo] = []
+        var complete = true
         for id in partials {
             guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "a request is appending to the partial upload \(id)") }
             held.append((id, token))
@@ -41,28 +45,76 @@ extension TusReceiver {
             } catch let failure as TusFailure where failure.status == .notFound || failure.status == .gone {
                 throw TusFailure(.badRequest, "the partial upload \(id) does not exist")
             }
-            try Self.checkJoinable(info, id: id, at: offset, client: client, granted: granted)
+            complete = try Self.checkJoinable(info, id: id, at: offset, client: client, granted: granted) && complete
             infos.append(info)
         }
-        let joined = Set(infos.map(\.joinedInto))
-        if joined != [nil] {
-            return try await joinedBefore(joined, partials: partials) { final in
+        let named = Set(infos.map(\.finalNamed))
+        if named != [nil] {
+            return try await joinedBefore(named, partials: partials) { final in
                 let (info, offset) = try await current(final)
                 return (info, offset)
             }
         }
         let info = try finalInfo(joining: partials, infos: infos, metadata: metadata, client: client, granted: granted)
-        let length = info.length ?? 0
         let (id, token) = try await admit(info, client: client)
         defer { locks.release(id, token: token) }
         ReceiverMetrics.upload(.tus, .created)
+        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
+        if complete {
+            try await joinHeld(id, info: info, partials: partials, infos: infos, answered: false)
+            response.headers[.uploadOffset] = String(info.length ?? 0)
+        } else {
+            let (store, awaited) = (self.store, infos.map { partial in
+                var awaited = partial
+                awaited.awaitedBy = id
+                return awaited
+            })
+            try await threadPool.runIfActive {
+                for (partial, info) in zip(partials, awaited) { try store.save(info, id: partial) }
+            }
+        }
+        return response
+    }
+
+    /// Joins `final` if it awaits partial uploads (concatenation-unfinished) that are all
+    /// complete now; nothing when one is not, or a request holds one or the final upload (a
+    /// later request on it tries again). A failure is logged, and tried again alike.
+    func joinAwaited(_ final: String) async {
+        guard let token = locks.acquire(final) else { return }
+        defer { locks.release(final, token: token) }
+        var held: [(id: String, token: UInt64)] = []
+        defer { for (id, token) in held { locks.release(id, token: token) } }
+        do {
+            var (info, offset) = try await current(final, held: true)
+            guard case .final(let partials) = info.concat, info.file == nil, info.completing == nil, !info.isWhole(at: offset) else { return }
+            var infos: [TusUploadInfo] = []
+            for id in partials {
+                guard let token = locks.acquire(id) else { return }
+                held.append((id, token))
+                let (partial, offset) = try await current(id, held: true)
+                guard partial.awaitedBy == final, try Self.checkJoinable(partial, id: id, at: offset, client: info.client, granted: info.granted) else { return }
+                infos.append(partial)
+            }
+            info.length = try finalInfo(joining: partials, infos: infos, metadata: info.metadata, client: info.client, granted: info.granted).length
+            let (store, saved) = (self.store, info)
+            try await threadPool.runIfActive { try store.save(saved, id: final) }
+            try await joinHeld(final, info: info, partials: partials, infos: infos, answered: true)
+        } catch {
+            logger.error("upload \(RequestLogLine.shortID(final)): joining its partial uploads failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
+        }
+    }
+
+    /// Joins `partials` (`infos`, each complete) into the final upload `id` (`info`, its
+    /// length theirs), held with them, and stores it. When the join fails, the final upload
+    /// goes if it was not `answered`, else its data is emptied for the next attempt; the
+    /// partial uploads stay.
+    private func joinHeld(_ id: String, info: TusUploadInfo, partials: [String], infos: [TusUploadInfo], answered: Bool) async throws {
         let store = self.store
         let digest: SHA256Hasher
         do {
             digest = try await threadPool.runIfActive { try Self.join(partials, into: id, in: store) }
         } catch {
-            // Nothing of it was answered: it goes, and the partial uploads stay.
-            _ = try? await threadPool.runIfActive { store.remove(id) }
+            _ = try? await threadPool.runIfActive { answered ? try store.cutBack(id, to: 0) : store.remove(id) }
             throw error
         }
         // The final upload's data is whole and synced: the partial uploads name it, and their
@@ -81,9 +133,6 @@ extension TusReceiver {
         }
         for partial in partials { digests.remove(partial) }
         try await completeNow(id, info: info, digest: digest)
-        return ReceiverResponse(status: .created, headers: [
-            .location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created), .uploadOffset: String(length),
-        ])
     }
 
     /// An append to a final upload, refused.
@@ -91,41 +140,41 @@ extension TusReceiver {
         TusFailure(.forbidden, "a final upload takes no appends: its bytes are its partial uploads'")
     }
 
-    /// Checks that the upload `id`, `info` at `offset`, can be joined by a final upload of
-    /// `client` with what its authorization `granted`.
+    /// Whether the upload `id`, `info` at `offset`, a partial upload of `client` (with what
+    /// its authorization `granted`), is complete: a final upload joins it now, or awaits it.
     ///
-    /// - Throws: ``TusFailure`` 400 when it is not partial, another client's, or not complete.
-    static func checkJoinable(_ info: TusUploadInfo, id: String, at offset: Int64, client: String?, granted: [String: String]?) throws {
+    /// - Throws: ``TusFailure`` 400 when it is not partial, or another client's.
+    static func checkJoinable(_ info: TusUploadInfo, id: String, at offset: Int64, client: String?, granted: [String: String]?) throws -> Bool {
         guard info.concat == .partial else { throw TusFailure(.badRequest, "the upload \(id) is not a partial upload (Upload-Concat: partial)") }
         guard info.client == client, info.granted == granted else {
             throw TusFailure(.badRequest, "the partial upload \(id) is another client's")
         }
-        guard let whole = info.length, info.verified == nil, offset == whole else {
-            throw TusFailure(.badRequest, "the partial upload \(id) is not complete: a final upload joins complete ones")
-        }
+        return info.verified == nil && info.isWhole(at: offset)
     }
 
-    /// The final upload joining `partials` (`infos`, each joinable), with `metadata`, for
-    /// `client`, with what its authorization `granted`.
+    /// The final upload joining `partials` (`infos`), with `metadata`, for `client`, with what
+    /// its authorization `granted`: its length theirs, unknown while one of theirs is.
     ///
     /// - Throws: ``TusFailure`` 413 past the largest upload.
     func finalInfo(joining partials: [String], infos: [TusUploadInfo], metadata: String?, client: String?,
                    granted: [String: String]?) throws -> TusUploadInfo {
-        let length = infos.reduce(0) { $0 + ($1.length ?? 0) }
-        guard length <= maxSize else { throw TusFailure(.contentTooLarge, "the joined upload exceeds the limit of \(maxSize) bytes") }
+        let lengths = infos.compactMap(\.length)
+        let length = lengths.count == infos.count ? lengths.reduce(0, +) : nil
+        if let length, length > maxSize { throw TusFailure(.contentTooLarge, "the joined upload exceeds the limit of \(maxSize) bytes") }
         return TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted,
                              concat: .final(partials: partials))
     }
 
-    /// The answer to a final upload whose partial uploads were joined before (`joined`: the
-    /// uploads they name): that upload again when they all name it and it is still there
-    /// (`reading` it: its information and offset).
+    /// The answer to a final upload whose partial uploads name one already (`named`: the
+    /// uploads they were joined into, or are awaited by): that upload again when they all
+    /// name it and it is still there (`reading` it: its information and offset) — its
+    /// offset told once it is whole.
     ///
     /// - Throws: ``TusFailure`` 400 when they do not.
-    func joinedBefore(_ joined: Set<String?>, partials: [String],
+    func joinedBefore(_ named: Set<String?>, partials: [String],
                       reading: (String) async throws -> (info: TusUploadInfo, offset: Int64)) async throws -> ReceiverResponse {
-        guard joined.count == 1, let final = joined.first ?? nil else {
-            throw TusFailure(.badRequest, "the partial uploads named were joined into other uploads")
+        guard named.count == 1, let final = named.first ?? nil else {
+            throw TusFailure(.badRequest, "the partial uploads named are joined into other uploads, or some are")
         }
         let (info, offset): (TusUploadInfo, Int64)
         do {
@@ -138,9 +187,9 @@ extension TusReceiver {
         guard info.concat == .final(partials: partials) else {
             throw TusFailure(.badRequest, "the partial uploads named were joined in another order")
         }
-        return ReceiverResponse(status: .created, headers: [
-            .location: basePath + "/" + final, .uploadExpires: lifetime.httpDate(created: info.created), .uploadOffset: String(offset),
-        ])
+        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + final, .uploadExpires: lifetime.httpDate(created: info.created)])
+        if info.isWhole(at: offset) { response.headers[.uploadOffset] = String(offset) }
+        return response
     }
 
     /// Writes the data of `partials`, in order, into the data of `id` (empty), syncs it,

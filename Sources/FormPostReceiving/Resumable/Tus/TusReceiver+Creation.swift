@@ -129,17 +129,21 @@ extension TusReceiver {
         return TusFailure(.contentTooLarge, "\(declared) bytes at offset \(offset) exceed \(bound)")
     }
 
-    /// Puts in `headers` what `HEAD` tells of an upload besides its offset: its length (or
-    /// `Upload-Defer-Length: 1` while it is deferred), its metadata, and its part in a
-    /// concatenation (partial uploads named under `basePath`).
-    static func describe(_ info: TusUploadInfo, in headers: inout HTTPFields, basePath: String) {
+    /// The answer to `HEAD` of an upload at `offset`, which expires at `expires`: its offset
+    /// (but a final upload's before it is joined, which has none), its length (or
+    /// `Upload-Defer-Length: 1` while it is deferred; a final upload's only once known), its
+    /// metadata, and its part in a concatenation (partial uploads named under `basePath`).
+    static func headAnswer(_ info: TusUploadInfo, offset: Int64, expires: String, basePath: String) -> ReceiverResponse {
+        var headers: HTTPFields = [.cacheControl: "no-store", .uploadExpires: expires]
+        if !info.isAwaiting(at: offset) { headers[.uploadOffset] = String(offset) }
         if let concat = info.concat { headers[.uploadConcat] = concat.field(basePath: basePath) }
         if let length = info.length {
             headers[.uploadLength] = String(length)
-        } else {
+        } else if info.concat == nil || info.concat == .partial {
             headers[.uploadDeferLength] = "1"
         }
         if let metadata = info.metadata { headers[.uploadMetadata] = metadata }
+        return ReceiverResponse(status: .ok, headers: headers)
     }
 
     /// A size as tus writes one: decimal digits alone.

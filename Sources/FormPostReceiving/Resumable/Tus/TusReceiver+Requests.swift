@@ -23,6 +23,10 @@ extension TusReceiver {
 
     func head(_ id: String) async throws -> ReceiverResponse {
         var (info, offset) = try await current(id)
+        if info.isAwaiting(at: offset) {
+            await joinAwaited(id)
+            (info, offset) = try await current(id)
+        }
         if info.file == nil, info.completes(at: offset), let token = locks.acquire(id) {
             // Every byte is there but an earlier attempt could not store it: the client
             // that reads this offset takes the upload for done, so it is stored first —
@@ -33,13 +37,15 @@ extension TusReceiver {
                 try await completeNow(id, info: info, digest: digests.take(id, at: offset))
             }
         }
-        var headers: HTTPFields = [.uploadOffset: String(offset), .cacheControl: "no-store", .uploadExpires: lifetime.httpDate(created: info.created)]
-        Self.describe(info, in: &headers, basePath: basePath)
-        return ReceiverResponse(status: .ok, headers: headers)
+        return Self.headAnswer(info, offset: offset, expires: lifetime.httpDate(created: info.created), basePath: basePath)
     }
 
     func state(_ id: String) async throws -> ReceiverResponse {
-        let (info, offset) = try await current(id)
+        var (info, offset) = try await current(id)
+        if info.isAwaiting(at: offset) {
+            await joinAwaited(id)
+            (info, offset) = try await current(id)
+        }
         let state = TusUploadState(length: info.length, offset: offset, complete: info.file != nil,
                                    receipt: info.file.map { Receipt(fields: [], files: [$0]) })
         var response = UploadReceiver.json(state, status: .ok)
@@ -76,8 +82,25 @@ extension TusReceiver {
         let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
         if let objects { return try await appendObject(request, id: id, claimed: claimed, expected: expected, in: objects) }
         guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
-        defer { locks.release(id, token: token) }
-        return try await appendHeld(request, id: id, claimed: claimed, expected: expected)
+        let response: ReceiverResponse
+        do {
+            response = try await appendHeld(request, id: id, claimed: claimed, expected: expected)
+        } catch {
+            locks.release(id, token: token)
+            throw error
+        }
+        locks.release(id, token: token)
+        // A partial upload a final upload awaits: with its last bytes, that one is joined now;
+        // before, it is as active as its partial uploads (it receives no byte of its own).
+        if let (info, offset) = try? await current(id), let final = info.awaitedBy, info.joinedInto == nil {
+            if info.isWhole(at: offset) {
+                await joinAwaited(final)
+            } else {
+                let store = self.store
+                try? await threadPool.runIfActive { store.touch(final) }
+            }
+        }
+        return response
     }
 
     /// ``append(_:id:)`` once the request holds the upload `id` (or creates it, with its

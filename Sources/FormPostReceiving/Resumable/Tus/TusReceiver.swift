@@ -93,7 +93,7 @@ public struct TusReceiver: Sendable {
     /// The protocol version spoken.
     public static let version = "1.0.0"
     /// The extensions supported, on the disk and on object storage alike.
-    public static let extensions = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum,concatenation"
+    public static let extensions = "creation,creation-with-upload,creation-defer-length,termination,expiration,checksum,concatenation,concatenation-unfinished"
     /// The checksum algorithms verified.
     public static let checksumAlgorithms = "sha1,sha256"
 

@@ -40,6 +40,13 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
     /// is gone; it answers as complete, and a final naming the same partial uploads again
     /// is answered with that one.
     var joinedInto: String?
+    /// For a partial upload named by a final upload before it was complete
+    /// (concatenation-unfinished): that upload's ID, joined once every partial upload it
+    /// names is.
+    var awaitedBy: String?
+
+    /// The final upload it was joined into, or that awaits it; nil for none.
+    var finalNamed: String? { joinedInto ?? awaitedBy }
 
     /// The bytes an append from `offset` may add: up to ``length``, or while it is deferred
     /// up to `limit` (the largest upload).
@@ -56,6 +63,12 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
     /// concatenation is not (its bytes are stored only as part of the final upload).
     func completes(at offset: Int64) -> Bool {
         concat != .partial && isWhole(at: offset)
+    }
+
+    /// Whether it is a final upload whose partial uploads are not joined yet, at `offset`.
+    func isAwaiting(at offset: Int64) -> Bool {
+        guard case .final = concat else { return false }
+        return file == nil && completing == nil && !isWhole(at: offset)
     }
 
     /// The decoded metadata: keys, and values decoded from base64 (empty when absent).

@@ -49,6 +49,10 @@ extension TusReceiver {
     /// upload is stored, and it would ask no more.
     func headObject(_ id: String, in objects: TusObjects) async throws -> ReceiverResponse {
         var state = try await objects.current(id, expiry: expiry)
+        if state.info.isAwaiting(at: state.offset) {
+            await joinAwaitedObject(id, in: objects)
+            state = try await objects.current(id, expiry: expiry)
+        }
         if state.info.completing != nil, state.info.file == nil {
             do {
                 state = try await objects.finishHeld(id, basePath: basePath, logger: logger)
@@ -56,14 +60,16 @@ extension TusReceiver {
                 throw TusFailure(.serviceUnavailable, "the upload is complete and still being stored: ask again")
             }
         }
-        var headers: HTTPFields = [.uploadOffset: String(state.offset), .cacheControl: "no-store", .uploadExpires: expiryDate(state.info)]
-        Self.describe(state.info, in: &headers, basePath: basePath)
-        return ReceiverResponse(status: .ok, headers: headers)
+        return Self.headAnswer(state.info, offset: state.offset, expires: expiryDate(state.info), basePath: basePath)
     }
 
     /// `GET` on object storage: the state as JSON, with the receipt once complete.
     func stateObject(_ id: String, in objects: TusObjects) async throws -> ReceiverResponse {
-        let state = try await objects.current(id, expiry: expiry)
+        var state = try await objects.current(id, expiry: expiry)
+        if state.info.isAwaiting(at: state.offset) {
+            await joinAwaitedObject(id, in: objects)
+            state = try await objects.current(id, expiry: expiry)
+        }
         let answer = TusUploadState(length: state.info.length, offset: state.offset, complete: state.info.file != nil,
                                     receipt: state.info.file.map { Receipt(fields: [], files: [$0]) })
         var response = UploadReceiver.json(answer, status: .ok)
@@ -91,14 +97,14 @@ extension TusReceiver {
     /// the disk; an append with a checksum counts only whole and matching.
     func appendObject(_ request: ReceiverRequest, id: String, claimed: Int64, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
                       in objects: TusObjects) async throws -> ReceiverResponse {
-        try await objects.holdingLease(id) { held in
+        let (response, awaiting) = try await objects.holdingLease(id) { held -> (ReceiverResponse, String?) in
             guard var (state, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
             try await objects.removeIfExpired(id, state, expiry: expiry)
             if case .final = state.info.concat { throw Self.finalTakesNoAppends }
             if state.info.completing != nil || state.info.file != nil {
                 if state.info.file == nil { state = try await objects.finish(id, state: state, etag: etag, basePath: basePath, logger: logger) }
                 guard state.info.isWhole(at: claimed) else { throw TusFailure(.conflict, "the upload's offset is \(state.offset), not \(claimed)") }
-                return appendedObject(claimed, info: state.info)
+                return (appendedObject(claimed, info: state.info), nil)
             }
             let offset = state.offset
             guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
@@ -149,8 +155,12 @@ extension TusReceiver {
                 if let digest { digests.put(id, digest, offset: reached) }
             }
             if outcome.overflowed { throw Self.overflow(state.info, maxSize: maxSize) }
-            return appendedObject(reached, info: state.info)
+            // The last bytes of a partial upload a final upload awaits: that one is joined next.
+            let awaiting = state.info.isWhole(at: reached) && state.info.joinedInto == nil ? state.info.awaitedBy : nil
+            return (appendedObject(reached, info: state.info), awaiting)
         }
+        if let awaiting { await joinAwaitedObject(awaiting, in: objects) }
+        return response
     }
 
     private func expiryDate(_ info: TusUploadInfo) -> String {
