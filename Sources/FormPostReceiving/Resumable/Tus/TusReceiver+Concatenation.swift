@@ -112,7 +112,11 @@ extension TusReceiver {
         let store = self.store
         let digest: SHA256Hasher
         do {
-            digest = try await threadPool.runIfActive { try Self.join(partials, into: id, in: store) }
+            digest = try await threadPool.runIfActive {
+                // From its start: what a receiver killed mid-join wrote is written again.
+                try store.cutBack(id, to: 0)
+                return try Self.join(partials, into: id, in: store)
+            }
         } catch {
             _ = try? await threadPool.runIfActive { answered ? try store.cutBack(id, to: 0) : store.remove(id) }
             throw error
