@@ -127,4 +127,50 @@ struct CephGatewayTests {
         #expect(left.isEmpty, "\(left)")
         try await offPool { server.stop() }
     }
+
+    /// Aborts every multipart upload in `gateway`'s bucket with boto3, as the bucket's
+    /// `AbortIncompleteMultipartUpload` lifecycle rule would.
+    static func abortMultipartUploads(_ gateway: CephGateway) async throws {
+        let script = """
+        import boto3, sys
+        from botocore.config import Config
+        s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", config=Config(s3={"addressing_style": "path"}))
+        for upload in s3.list_multipart_uploads(Bucket=sys.argv[2]).get("Uploads", []):
+            s3.abort_multipart_upload(Bucket=sys.argv[2], Key=upload["Key"], UploadId=upload["UploadId"])
+        """
+        _ = try await offPool { try Subprocess.runForBytes("env", CephGateway.credentials + ["python3", "-c", script, gateway.endpoint, gateway.bucket]) }
+    }
+
+    @Test("a tus upload whose multipart upload was aborted (as a lifecycle rule does) ends: the next append answers 410, HEAD 404, its state and tail removed; the file sent again as a new upload is stored (moto answers 500 where S3 says NoSuchUpload: RGW only)",
+          .timeLimit(.minutes(5)))
+    func abortedMultipartUpload() async throws {
+        let gateway = try await CephGateway()
+        let sample = try SampleDirectory()
+        let (server, port) = try await Self.serve(gateway, in: sample.path + "/a")
+        defer { server.stop() }
+        let serve = TusCreationExtensionTests.Serve(base: "http://127.0.0.1:\(port)", samples: sample, bucket: { try await gateway.contents() })
+        let tus = TusCreationExtensionTests.tus, data = TusCreationExtensionTests.data
+        let bytes = try TusCreationExtensionTests.randomBytes(20 << 20)
+        let created = try await TusCreationExtensionTests.curl(tus + ["-X", "POST", "-H", "Upload-Length: \(bytes.count)", serve.base + "/files"])
+        let url = serve.base + (try #require(created.headers["location"]))
+        let first = try TusCreationExtensionTests.random(sample, "first", bytes.prefix(10 << 20))
+        let appended = try await TusCreationExtensionTests.curl(tus + data + ["-X", "PATCH", "-H", "Upload-Offset: 0", "--data-binary", "@" + first, url])
+        #expect(appended.status == 204 && appended.headers["upload-offset"] == String(10 << 20), "\(appended.status) \(appended.body)")
+        #expect(try await gateway.contents().multipartUploads.count == 1)
+        try await Self.abortMultipartUploads(gateway)
+
+        let rest = try TusCreationExtensionTests.random(sample, "rest", bytes.dropFirst(10 << 20))
+        let refused = try await TusCreationExtensionTests.curl(tus + data + ["-X", "PATCH", "-H", "Upload-Offset: \(10 << 20)", "--data-binary", "@" + rest, url])
+        #expect(refused.status == 410, "\(refused.status) \(refused.body)")
+        #expect(try await TusCreationExtensionTests.curl(tus + ["-I", url]).status == 404)
+        let keys = try await gateway.contents().objects.map(\.key).filter { $0.contains("/.tus/") && !$0.hasSuffix(".lease") }
+        #expect(keys.isEmpty, "the upload's state and tail are removed: \(keys)")
+
+        let whole = try TusCreationExtensionTests.random(sample, "whole", bytes)
+        let again = try await TusCreationExtensionTests.curl(tus + data + ["-H", "Upload-Length: \(bytes.count)", "--data-binary", "@" + whole, serve.base + "/files"])
+        #expect(again.status == 201 && again.headers["upload-offset"] == String(bytes.count), "\(again.status) \(again.body)")
+        let stored = try await TusCreationExtensionTests.storedFile(serve.base + (try #require(again.headers["location"])))
+        #expect(stored.sha256 == sha256Hex(bytes))
+        try await offPool { server.stop() }
+    }
 }

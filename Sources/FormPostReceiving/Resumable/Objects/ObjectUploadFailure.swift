@@ -14,6 +14,9 @@ enum ObjectUploadFailure: Error, Equatable {
     case notFound
     /// The upload expired: it had no activity for the receiver's expiry, and is removed.
     case expired
+    /// The store no longer has the upload's multipart upload (the bucket's lifecycle rule
+    /// aborted it): it is removed, and no request could complete it.
+    case lost
 
     /// The status it is answered with.
     var status: HTTPResponse.Status {
@@ -21,7 +24,7 @@ enum ObjectUploadFailure: Error, Equatable {
         case .changed: .conflict
         case .leaseLost, .held: .locked
         case .notFound: .notFound
-        case .expired: .gone
+        case .expired, .lost: .gone
         }
     }
 
@@ -33,6 +36,7 @@ enum ObjectUploadFailure: Error, Equatable {
         case .held: "another request is changing this upload (here or on another receiver)"
         case .notFound: "no such upload"
         case .expired: "the upload expired"
+        case .lost: "the object store no longer has the upload's parts (its multipart upload was aborted): it is removed; send the file again"
         }
     }
 }

@@ -12,9 +12,11 @@ import NIOCore
 /// each change, complete it in steps that can each be taken again, tell when it expired.
 extension ObjectUploadStore {
     /// Runs `body` holding the lease of `id`, renewed in the background while it runs
-    /// (``HeldLease``), and released after it.
+    /// (``HeldLease``), and released after it. When the store no longer has the upload's
+    /// multipart upload, the upload ends (``endLost(_:held:error:)``).
     ///
-    /// - Throws: ``ObjectUploadFailure/held`` while another request holds it; what `body` throws.
+    /// - Throws: ``ObjectUploadFailure/held`` while another request holds it;
+    ///   ``ObjectUploadFailure/lost``; what `body` throws.
     func holdingLease<T>(_ id: String, _ body: (HeldLease) async throws -> T) async throws -> T {
         guard let lease = try await lease(id) else { throw ObjectUploadFailure.held }
         let held = HeldLease(lease)
@@ -22,6 +24,8 @@ extension ObjectUploadStore {
         let result: Result<T, any Error>
         do {
             result = .success(try await body(held))
+        } catch let error as ObjectStorageError where error.isLostMultipartUpload {
+            result = .failure(await endLost(id, held: held, error: error))
         } catch {
             result = .failure(error)
         }
@@ -29,6 +33,19 @@ extension ObjectUploadStore {
         await renewing.value
         await held.lease.release(with: store)
         return try result.get()
+    }
+
+    /// Ends the upload `id`, whose multipart upload the store no longer has (`error`:
+    /// `NoSuchUpload` or `InvalidPart` — aborted by the bucket's lifecycle rule, say): no
+    /// request could ever complete it. Removed, its stored object aside, and
+    /// ``ObjectUploadFailure/lost`` returned — unless the lease is lost, the state cannot be
+    /// read, or its object is whole already (a completion whose answer was lost, which its
+    /// next request finishes): then `error`.
+    private func endLost(_ id: String, held: HeldLease, error: ObjectStorageError) async -> any Error {
+        guard (try? held.check()) != nil, let (state, _) = try? await load(id) else { return error }
+        if state.info.isWhole, let length = state.info.knownLength, await size(of: state.key) == length { return error }
+        await remove(id, state: state, storedObject: false)
+        return ObjectUploadFailure.lost
     }
 
     /// Completes `id`, whose every byte is in `parts` (of `uploadID`) and `rest`: the rest

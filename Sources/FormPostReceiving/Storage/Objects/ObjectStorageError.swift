@@ -36,6 +36,13 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the store says a multipart upload is not there (`NoSuchUpload`), or not with
+    /// the parts named (`InvalidPart`): aborted, or its parts gone.
+    package var isLostMultipartUpload: Bool {
+        guard case .refused(_, _, let code, _) = self else { return false }
+        return code == "NoSuchUpload" || code == "InvalidPart"
+    }
+
     /// The status the store answered, or nil when it gave none.
     package var status: Int? {
         if case .refused(_, let status, _, _) = self { return status }
