@@ -29,20 +29,29 @@ extension S3Client {
 
     /// Copies the bytes `range` of the object `source` as part `number` of the multipart
     /// upload `uploadID` of `key` (`UploadPartCopy`): the store copies them, nothing passes
-    /// through the receiver; returns the part.
+    /// through the receiver; returns the part. A copy that answers 200 and fails in its body
+    /// (S3 says to retry it) is sent again as a transient failure is.
     func copyPart(from source: String, range: Range<Int64>, number: Int, of key: String, uploadID: String) async throws -> ObjectPart {
         let what = "copying \(source) as part \(number) of \(key)"
         let fields: [SignatureV4.Field] = [
             ("x-amz-copy-source", "/" + storage.bucket + "/" + S3URIEncoding.encode(source, keepingSlash: true)),
             ("x-amz-copy-source-range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"),
         ]
-        let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], fields: fields, what: what)
-        // As a completion, a copy may answer 200 and fail in the body.
-        guard !answer.body.contains("<Error>"), let etag = S3XML.text(of: "ETag", in: answer.body) else {
-            throw ObjectStorageError.refused(what: what, status: answer.status, code: S3XML.text(of: "Code", in: answer.body),
-                                             message: S3XML.text(of: "Message", in: answer.body) ?? "no ETag in the answer")
+        var delay = Self.firstRetryDelay
+        var attempt = 1
+        while true {
+            let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], fields: fields, what: what)
+            if !answer.body.contains("<Error>"), let etag = S3XML.text(of: "ETag", in: answer.body) {
+                return ObjectPart(number: number, etag: etag, size: Int64(range.count))
+            }
+            guard attempt < Self.attempts else {
+                throw ObjectStorageError.refused(what: what, status: 500, code: S3XML.text(of: "Code", in: answer.body),
+                                                 message: S3XML.text(of: "Message", in: answer.body) ?? "no ETag in the answer")
+            }
+            try await Task.sleep(for: delay)
+            delay *= 2
+            attempt += 1
         }
-        return ObjectPart(number: number, etag: etag, size: Int64(range.count))
     }
 
     /// Makes the object `key` from `parts` of the multipart upload `uploadID`.

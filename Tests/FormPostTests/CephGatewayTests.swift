@@ -101,7 +101,7 @@ struct CephGatewayTests {
         }
     }
 
-    @Test("tus concatenation on RGW: five partial uploads (one with parts and a tail, pieces under S3's 5 MiB part minimum) joined by a final upload, the store copying what it can (UploadPartCopy); the stored object is the pieces in order, its SHA-256 in the receipt; no partial upload's bytes are left",
+    @Test("tus concatenation on RGW: five partial uploads (one with parts and a tail, pieces under S3's 5 MiB part minimum) joined by a final upload (UploadPartCopy and parts sent, on a real S3); the stored object is the pieces in order, its SHA-256 in the receipt; no partial upload's bytes are left",
           .timeLimit(.minutes(5)))
     func concatenation() async throws {
         let gateway = try await CephGateway()

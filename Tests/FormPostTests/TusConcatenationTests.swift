@@ -182,6 +182,8 @@ struct TusConcatenationTests {
             let secondDone = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: 1000", "--data-binary", "@" + rest,
                                                                         serve.base + second])
             #expect(secondDone.status == 204, "\(secondDone.status) \(secondDone.body)")
+            // The append that completed the last partial upload joined the final one.
+            #expect(try await serve.storedFiles().count == 1, "not joined by the last append")
             let whole = pieces.reduce(Data(), +)
             let joined = try await Helpers.curl(Self.tus + ["-I", url])
             #expect(joined.headers["upload-offset"] == String(whole.count) && joined.headers["upload-length"] == String(whole.count), "\(joined.headers)")
@@ -194,17 +196,20 @@ struct TusConcatenationTests {
         }
     }
 
-    @Test("concatenation-unfinished on the disk: a final upload awaiting a partial upload that receives bytes slowly is as active as it, and is not removed as idle (--idle-upload-expiry 2) before it is joined")
-    func awaitingIsNotIdle() async throws {
-        try await Helpers.withServe(.directory, options: ["--idle-upload-expiry", "2"]) { serve in
+    @Test("concatenation-unfinished: a final upload awaiting a partial upload that receives bytes slowly is as active as it, and is not removed as idle (the disk: --idle-upload-expiry 2, a byte every 0.7 s; objects: --resumable-expiry 6, swept every second, a byte every 1.5 s) before it is joined",
+          arguments: Helpers.Storage.allCases)
+    func awaitingIsNotIdle(storage: Helpers.Storage) async throws {
+        let options = storage == .directory ? ["--idle-upload-expiry", "2"] : ["--resumable-expiry", "6", "--s3-sweep", "1"]
+        let pause: Duration = storage == .directory ? .milliseconds(700) : .milliseconds(1500)
+        try await Helpers.withServe(storage, options: options) { serve in
             let piece = try Helpers.randomBytes(8000)
             let partial = try #require(try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Length: \(piece.count)", "-H", "Upload-Concat: partial",
                                                                         serve.base + "/files"]).headers["location"])
             let final = try await Helpers.curl(Self.tus + ["-X", "POST", "-H", "Upload-Concat: final;" + partial, serve.base + "/files"])
             let url = serve.base + (try #require(final.headers["location"]))
-            // 1,000 bytes every 0.7 s: 5.6 s in all, the final upload receiving none.
+            // 1,000 bytes every pause: twice the expiry in all, the final upload receiving none.
             for offset in stride(from: 0, to: piece.count, by: 1000) {
-                try await Task.sleep(for: .milliseconds(700))
+                try await Task.sleep(for: pause)
                 let bytes = try Helpers.random(serve.samples, "bytes", piece[offset..<offset + 1000])
                 let appended = try await Helpers.curl(Self.tus + Self.data + ["-X", "PATCH", "-H", "Upload-Offset: \(offset)", "--data-binary", "@" + bytes,
                                                                           serve.base + partial])

@@ -78,7 +78,7 @@ struct TusParallelUploadTests {
         #expect(states.count == 4 && states.allSatisfy { $0.hasSuffix(".json") }, "\(states)")
     }
 
-    @Test("TusUploader with 4 parallel uploads to formpost serve on object storage (moto): the store joins the parts, and the stored object is the file, alone; no partial upload's bytes are left")
+    @Test("TusUploader with 4 parallel uploads to formpost serve on object storage (moto): the parts are joined, and the stored object is the file, alone; no partial upload's bytes are left")
     func toObjectStorage() async throws {
         try await TusCreationExtensionTests.withServe(.objects) { serve in
             let file = try serve.samples.file("data.bin", size: 40 << 20, seed: 3)

@@ -47,13 +47,13 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     func partSize(of state: State) -> Int { state.partSize ?? partSize }
 
     /// Begins the upload `id` of `info`: its object's key chosen (or `key`), its state
-    /// saved, and its multipart upload begun first when its length says it will have parts
-    /// — named by its first state, so that an append that dies after sending a part leaves
-    /// none unnamed.
-    func start(_ id: String, info: Info, key: String? = nil) async throws {
+    /// saved, and (`beginningMultipart`) its multipart upload begun first when its length
+    /// says it will have parts — named by its first state, so that an append that dies
+    /// after sending a part leaves none unnamed.
+    func start(_ id: String, info: Info, key: String? = nil, beginningMultipart: Bool = true) async throws {
         var state = newState(info)
         if let key { state.key = key }
-        if let length = info.knownLength, length >= Int64(partSize) {
+        if beginningMultipart, let length = info.knownLength, length >= Int64(partSize) {
             state.uploadID = try await beginMultipart(state)
         }
         do {

@@ -92,7 +92,8 @@ extension TusReceiver {
                 guard let token = locks.acquire(id) else { return }
                 held.append((id, token))
                 let (partial, offset) = try await current(id, held: true)
-                guard partial.awaitedBy == final, try Self.checkJoinable(partial, id: id, at: offset, client: info.client, granted: info.granted) else { return }
+                guard partial.finalNamed == final || partial.finalNamed == nil,
+                      try Self.checkJoinable(partial, id: id, at: offset, client: info.client, granted: info.granted) else { return }
                 infos.append(partial)
             }
             info.length = try finalInfo(joining: partials, infos: infos, metadata: info.metadata, client: info.client, granted: info.granted).length
@@ -110,6 +111,10 @@ extension TusReceiver {
     /// partial uploads stay.
     private func joinHeld(_ id: String, info: TusUploadInfo, partials: [String], infos: [TusUploadInfo], answered: Bool) async throws {
         let store = self.store
+        // Until it is stored, HEAD answers the final upload as not joined: its data reaches
+        // its length before it is stored.
+        unverified.begin(id, at: 0)
+        defer { try? unverified.end(id) {} }
         let digest: SHA256Hasher
         do {
             digest = try await threadPool.runIfActive {
@@ -177,8 +182,11 @@ extension TusReceiver {
     /// - Throws: ``TusFailure`` 400 when they do not.
     func joinedBefore(_ named: Set<String?>, partials: [String],
                       reading: (String) async throws -> (info: TusUploadInfo, offset: Int64)) async throws -> ReceiverResponse {
-        guard named.count == 1, let final = named.first ?? nil else {
-            throw TusFailure(.badRequest, "the partial uploads named are joined into other uploads, or some are")
+        // Partial uploads not named yet (a receiver stopped while it named them) are the
+        // final's all the same: it names them in its order.
+        let finals = Set(named.compactMap { $0 })
+        guard finals.count == 1, let final = finals.first else {
+            throw TusFailure(.badRequest, "the partial uploads named are joined into other uploads")
         }
         let (info, offset): (TusUploadInfo, Int64)
         do {

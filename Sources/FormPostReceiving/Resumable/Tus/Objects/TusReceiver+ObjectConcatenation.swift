@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import NIOCore
 
 /// tus's concatenation on object storage: partial uploads are kept as any upload (their
@@ -34,13 +39,17 @@ extension TusReceiver {
             let named = Set(saved.map(\.state.info.finalNamed))
             guard let abandoned = try await unfinishedJoins(named, of: saved, in: objects) else {
                 return try await joinedBefore(named, partials: partials) { final in
+                    // Its offset told once stored: a completion recorded and not finished is
+                    // finished by a HEAD of it.
                     let state = try await objects.current(final, expiry: expiry)
-                    return (state.info, state.offset)
+                    return (state.info, state.info.file == nil ? 0 : state.offset)
                 }
             }
             let info = try finalInfo(joining: partials, infos: saved.map(\.state.info), metadata: metadata, client: client, granted: granted)
             let id = UploadStore.randomName()
-            try await objects.start(id, info: info)
+            // A final upload that waits begins its multipart upload when it is joined: the
+            // bucket's lifecycle rule would abort one begun long before.
+            try await objects.start(id, info: info, beginningMultipart: complete)
             ReceiverMetrics.upload(.tus, .created)
             var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
             if complete {
@@ -73,7 +82,7 @@ extension TusReceiver {
                 try await objects.holdingLeases(partials) { leases in
                     var saved: [SavedPartial] = []
                     for id in partials {
-                        guard let (partial, etag) = try await objects.load(id), partial.info.awaitedBy == final,
+                        guard let (partial, etag) = try await objects.load(id), partial.info.finalNamed == final || partial.info.finalNamed == nil,
                               try Self.checkJoinable(partial.info, id: id, at: partial.offset, client: state.info.client, granted: state.info.granted)
                         else { return }
                         saved.append((partial, etag))
@@ -85,6 +94,21 @@ extension TusReceiver {
             return
         } catch {
             logger.error("upload \(RequestLogLine.shortID(final)): joining its partial uploads failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
+        }
+    }
+
+    /// Keeps `final`, which awaits partial uploads, from expiring while they receive bytes:
+    /// its state saved again (stamped active) once its last save is older than a quarter of
+    /// the expiry — a read of its state per append, a save now and then. Best effort.
+    func keepActive(awaiting final: String, in objects: TusObjects) async {
+        let stale = { (state: TusObjects.State) in
+            state.info.isAwaiting(at: state.offset)
+                && Date().timeIntervalSince1970 - (state.active ?? state.info.created) > Double(expiry.components.seconds) / 4
+        }
+        guard let (state, _) = try? await objects.load(final), stale(state) else { return }
+        try? await objects.holdingLease(final) { _ in
+            guard let (now, etag) = try await objects.load(final), stale(now) else { return }
+            _ = try await objects.save(now, id: final, replacing: etag)
         }
     }
 

@@ -97,14 +97,14 @@ extension TusReceiver {
     /// the disk; an append with a checksum counts only whole and matching.
     func appendObject(_ request: ReceiverRequest, id: String, claimed: Int64, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
                       in objects: TusObjects) async throws -> ReceiverResponse {
-        let (response, awaiting) = try await objects.holdingLease(id) { held -> (ReceiverResponse, String?) in
+        let (response, awaiting, joinable) = try await objects.holdingLease(id) { held -> (ReceiverResponse, String?, Bool) in
             guard var (state, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
             try await objects.removeIfExpired(id, state, expiry: expiry)
             if case .final = state.info.concat { throw Self.finalTakesNoAppends }
             if state.info.completing != nil || state.info.file != nil {
                 if state.info.file == nil { state = try await objects.finish(id, state: state, etag: etag, basePath: basePath, logger: logger) }
                 guard state.info.isWhole(at: claimed) else { throw TusFailure(.conflict, "the upload's offset is \(state.offset), not \(claimed)") }
-                return (appendedObject(claimed, info: state.info), nil)
+                return (appendedObject(claimed, info: state.info), nil, false)
             }
             let offset = state.offset
             guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
@@ -155,11 +155,11 @@ extension TusReceiver {
                 if let digest { digests.put(id, digest, offset: reached) }
             }
             if outcome.overflowed { throw Self.overflow(state.info, maxSize: maxSize) }
-            // The last bytes of a partial upload a final upload awaits: that one is joined next.
-            let awaiting = state.info.isWhole(at: reached) && state.info.joinedInto == nil ? state.info.awaitedBy : nil
-            return (appendedObject(reached, info: state.info), awaiting)
+            return (appendedObject(reached, info: state.info), state.info.joinedInto == nil ? state.info.awaitedBy : nil, state.info.isWhole(at: reached))
         }
-        if let awaiting { await joinAwaitedObject(awaiting, in: objects) }
+        // A partial upload a final upload awaits: with its last bytes, that one is joined now;
+        // before, it is kept as active as its partial uploads (it receives no byte of its own).
+        if let awaiting { joinable ? await joinAwaitedObject(awaiting, in: objects) : await keepActive(awaiting: awaiting, in: objects) }
         return response
     }
 
