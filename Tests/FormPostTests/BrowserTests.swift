@@ -117,8 +117,15 @@ struct BrowserTests {
             }
         }
         #expect(xhr.files.count == 6 && plain.files.count == 5)
-        // What the receipts list and nothing else: the refused upload left no file.
-        #expect(Set(try storedFiles(in: storage)) == Set((xhr.files + plain.files).map(\.storedAs)))
+        // What the receipts list and nothing else: the refused upload left no file (removed
+        // once its refusal is answered: looked at for up to 10 s).
+        let expected = Set((xhr.files + plain.files).map(\.storedAs))
+        var stored = Set(try storedFiles(in: storage))
+        for _ in 0..<100 where stored != expected {
+            try await Task.sleep(for: .milliseconds(100))
+            stored = Set(try storedFiles(in: storage))
+        }
+        #expect(stored == expected, "stored \(stored.subtracting(expected)) beyond the receipts, missing \(expected.subtracting(stored))")
         let png = try Data(contentsOf: URL(fileURLWithPath: screenshot))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), "the screenshot is not a PNG")
         Attachment.record(Array(png), named: "upload-page.png")
