@@ -48,7 +48,7 @@ extension TusReceiver {
         var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
         if carriesData {
             response.headers[.uploadOffset] = try await appendingFirstBytes(at: basePath + "/" + id) {
-                try await appendHeld(request, id: id, claimed: 0, expected: expected)
+                try await appendHeld(request, id: id, claimed: 0, expected: expected).0
             }
         } else if info.completes(at: 0) {
             try await completeNow(id, info: info, digest: nil)

@@ -82,9 +82,9 @@ extension TusReceiver {
         let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
         if let objects { return try await appendObject(request, id: id, claimed: claimed, expected: expected, in: objects) }
         guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "another request is appending to this upload") }
-        let response: ReceiverResponse
+        let (response, info, offset): (ReceiverResponse, TusUploadInfo, Int64)
         do {
-            response = try await appendHeld(request, id: id, claimed: claimed, expected: expected)
+            (response, info, offset) = try await appendHeld(request, id: id, claimed: claimed, expected: expected)
         } catch {
             locks.release(id, token: token)
             throw error
@@ -92,7 +92,7 @@ extension TusReceiver {
         locks.release(id, token: token)
         // A partial upload a final upload awaits: with its last bytes, that one is joined now;
         // before, it is as active as its partial uploads (it receives no byte of its own).
-        if let (info, offset) = try? await current(id), let final = info.awaitedBy, info.joinedInto == nil {
+        if let final = info.awaitedBy, info.joinedInto == nil {
             if info.isWhole(at: offset) {
                 await joinAwaited(final)
             } else {
@@ -104,9 +104,10 @@ extension TusReceiver {
     }
 
     /// ``append(_:id:)`` once the request holds the upload `id` (or creates it, with its
-    /// first bytes): from `claimed`, its checksum `expected`.
+    /// first bytes): from `claimed`, its checksum `expected`. The answer, with the upload as
+    /// it was loaded and the offset reached.
     func appendHeld(_ request: ReceiverRequest, id: String, claimed: Int64,
-                    expected: (algorithm: TusChecksumAlgorithm, digest: String)?) async throws -> ReceiverResponse {
+                    expected: (algorithm: TusChecksumAlgorithm, digest: String)?) async throws -> (ReceiverResponse, TusUploadInfo, Int64) {
         let (loaded, offset) = try await current(id, held: true)
         if case .final = loaded.concat { throw Self.finalTakesNoAppends }
         guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
@@ -125,7 +126,7 @@ extension TusReceiver {
         guard !info.isWhole(at: offset) else {
             // Every byte is there: store it now if an earlier attempt could not.
             if info.file == nil, info.completes(at: offset) { try await completeNow(id, info: info, digest: digests.take(id, at: offset)) }
-            return appended(offset, info: info)
+            return (appended(offset, info: info), info, offset)
         }
         let descriptor = try await threadPool.runIfActive { try store.openForAppend(id) }
         if expected == nil {
@@ -182,7 +183,7 @@ extension TusReceiver {
         }
         // What went past Upload-Length was not written; the upload is whole all the same.
         if outcome.overflowed { throw Self.overflow(info, maxSize: maxSize) }
-        return appended(outcome.offset, info: info)
+        return (appended(outcome.offset, info: info), info, outcome.offset)
     }
 
     /// Stores the complete upload `id`, whose SHA-256 `digest` covers every byte (or is
