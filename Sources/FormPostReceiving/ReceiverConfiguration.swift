@@ -62,6 +62,18 @@ public struct ReceiverConfiguration: Sendable {
     /// and `PREFIX.resumable/`, continued by any receiver on it; see "Storing files in
     /// object storage"); resumable forms of the IETF draft are then refused (415).
     public var objectStorage: (any ObjectStore)?
+    /// The memory that buffers of parts may hold at once with ``objectStorage`` (the files
+    /// of forms and the appends of resumable uploads gather each part in memory before it is
+    /// sent), shared by every receiver made with this configuration: 64 MiB by default, nil
+    /// for no limit. Past it, requests wait for memory before they take more of their bodies.
+    public var partMemory: PartMemoryBudget? = PartMemoryBudget(limit: 64 << 20)
+    /// With ``objectStorage``, how long after its creation a resumable upload expires, however
+    /// active: its next request is answered 410 and removes it (a stored file stays; one that
+    /// no request comes for is removed by the sweep once idle past the expiry), or nil for no
+    /// such limit. The
+    /// bucket's lifecycle rule that aborts incomplete multipart uploads must be longer: it
+    /// counts from the multipart upload's beginning, whatever the upload's activity.
+    public var resumableMaxLifetime: Duration?
     /// Where a `post-finish` ``UploadEvent`` of each stored upload is recorded, durably,
     /// before the upload is answered complete (for ``UploadEventDelivery`` to hand on), or
     /// nil for none: the multipart forms of ``UploadReceiver``, the uploads of

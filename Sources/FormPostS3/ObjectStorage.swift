@@ -43,6 +43,10 @@ public struct ObjectStorage: Sendable {
     /// unquoted, so that a quoted one never matches. ``checkConditionalWrites()`` finds
     /// which form the store takes; false until then.
     public var unquotedETagConditions = false
+    /// Whether the store refuses a `DELETE` whose `If-Match` names another ETag (S3 does;
+    /// Ceph's RADOS Gateway 16.2 removes the object all the same). ``checkConditionalWrites()``
+    /// finds it; false until then, so that leases are released by conditional writes.
+    public var honoursDeleteConditions = false
     /// The access key id.
     public var accessKeyID: String
     /// The secret access key.
@@ -146,6 +150,7 @@ public struct ObjectStorage: Sendable {
     /// Gateway compares it (``unquotedETagConditions`` is set to the form taken). A store
     /// that ignores the condition would let two receivers append to one upload at once, and
     /// one that refuses a correct one every append, so either is refused here, at start.
+    /// Last, whether it refuses a `DELETE` with a stale `If-Match` (``honoursDeleteConditions``).
     ///
     /// - Throws: `ObjectStorageError/refused(what:status:code:message:)` naming the store's
     ///   answer, or saying that it ignored the condition or refused a correct one.
@@ -184,6 +189,7 @@ public struct ObjectStorage: Sendable {
                 } catch let error as ObjectStorageError where error.isConditionFailure {}
             }
         }
+        let honoursDelete = await Self.refusesStaleDelete(of: probe, unquoted: unquoted == true, with: client)
         _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
         guard refusedAgain, refusedStale else {
             throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
@@ -194,6 +200,29 @@ public struct ObjectStorage: Sendable {
                                              message: "the store refused If-Match on the object's own ETag, quoted and unquoted: every append would be refused")
         }
         unquotedETagConditions = unquoted
+        honoursDeleteConditions = honoursDelete
+    }
+
+    /// Whether the store refuses to remove `probe` with `If-Match` on an ETag it does not
+    /// have (in the form it compares). A store that removes it, or fails otherwise, is taken
+    /// not to honour the condition.
+    private static func refusesStaleDelete(of probe: String, unquoted: Bool, with client: S3Client) async -> Bool {
+        do {
+            _ = try await client.send(.DELETE, key: probe, fields: [("if-match", unquoted ? "formpost-no-such-etag" : "\"formpost-no-such-etag\"")],
+                                      what: "removing a probe object with a stale If-Match", attempts: 1, timeout: .seconds(15))
+            return false
+        } catch let error as ObjectStorageError where error.isConditionFailure {
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// What the probes found the store to honour, for the start-up line: the form of
+    /// `If-Match` it compares, and how leases are released.
+    public var conditionsReport: String {
+        (unquotedETagConditions ? "If-Match with unquoted ETags" : "If-Match with quoted ETags")
+            + (honoursDeleteConditions ? ", conditional DELETE" : ", DELETE ignores If-Match: leases released by conditional writes")
     }
 
     /// Whether the store takes `If-Match` with `etag` (the probe object's, as answered)

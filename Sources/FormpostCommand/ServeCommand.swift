@@ -135,6 +135,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("s3-sweep"),
             help: "Seconds between two sweeps of the resumable uploads in the bucket: completions recorded and not finished are finished, uploads idle for --resumable-expiry removed.")
     var s3Sweep: Double = 60
+    @Option(name: .customLong("s3-memory"),
+            help: "MiB that the parts being gathered may hold at once with --store (each file or append gathers its first 64 KiB, then a part — 8 MiB, more with a --max-file-size past 80 GB — before it is sent; two let one be sent while the next gathers): past it, uploads wait for memory, first come first served, so that slow uploads holding it make the others wait.")
+    var s3Memory: Int = 64
+    @Option(name: .customLong("resumable-max-lifetime"),
+            help: "With --store: seconds after its creation a resumable upload expires, however active: its next request is answered 410 and removes it (a stored file stays; one no request comes for is removed once idle past --resumable-expiry). The bucket's lifecycle rule aborting incomplete multipart uploads must be longer.")
+    var resumableMaxLifetime: Double = 518_400
 
     /// The exit status when the object store of `--store` refuses its bucket or credentials,
     /// or cannot be reached, at start (sysexits' `EX_UNAVAILABLE`).
@@ -238,6 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
                 objectStorage?.leaseDuration = .milliseconds(Int64(s3Lease * 1000))
                 guard s3Sweep >= 1, s3Sweep <= 86_400 else { throw UsageError("--s3-sweep \(s3Sweep): expected seconds between 1 and 86400") }
                 objectStorage?.sweepInterval = .milliseconds(Int64(s3Sweep * 1000))
+                guard s3Memory >= 1, s3Memory <= 1 << 20 else { throw UsageError("--s3-memory \(s3Memory): expected MiB between 1 and 1048576") }
             } catch {
                 throw fail(UsageError("--store \(store): \(error)"))
             }
@@ -256,6 +263,11 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ReceiverConfiguration(directory: dir, maxBodySize: bodyLimit, maxFileSize: fileLimit, maxParts: maxParts, storedFileMode: mode,
                                                   maxUploadsInProgress: maxUploadsInProgress, maxUploadsInProgressPerClient: maxUploadsInProgressPerClient,
                                                   maxBytesInProgressPerClient: bytesPerClient, idleUploadExpiry: .seconds(idleUploadExpiry), stateDirectory: stateDir, durability: receiptDurability, objectStorage: objectStorage)
+        configuration.partMemory = PartMemoryBudget(limit: s3Memory << 20)
+        guard resumableMaxLifetime >= 1, resumableMaxLifetime <= 315_360_000 else {
+            throw fail(UsageError("--resumable-max-lifetime \(resumableMaxLifetime): expected seconds between 1 and ten years"))
+        }
+        configuration.resumableMaxLifetime = .milliseconds(Int64(resumableMaxLifetime * 1000))
         let receiver: UploadReceiver
         var delivery: UploadEventDelivery?
         do {
@@ -317,7 +329,7 @@ struct ServeCommand: AsyncParsableCommand {
             resumable?.completionFault = fault
         }
         let directory = objectStorage.map {
-            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\($0.unquotedETagConditions ? ", If-Match with unquoted ETags" : ""))"
+            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\(!noTus || !noResumable ? ", " + $0.conditionsReport : ""))"
         } ?? dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"

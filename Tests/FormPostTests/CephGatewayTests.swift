@@ -1,4 +1,6 @@
 import Foundation
+@testable import FormPostReceiving
+import FormPostS3
 import Testing
 
 /// `formpost serve --store s3://…` on Ceph's RADOS Gateway, a real S3 and not a mock: the
@@ -172,5 +174,17 @@ struct CephGatewayTests {
         let stored = try await TusCreationExtensionTests.storedFile(serve.base + (try #require(again.headers["location"])))
         #expect(stored.sha256 == sha256Hex(bytes))
         try await offPool { server.stop() }
+    }
+
+    @Test("the probe on RGW: If-Match compared with unquoted ETags, DELETE ignoring If-Match; a lease released by a holder that lost it (by a conditional write, then) leaves the new holder's",
+          .timeLimit(.minutes(3)))
+    func leaseRelease() async throws {
+        let gateway = try await CephGateway()
+        var storage = ObjectStorage(bucket: gateway.bucket, prefix: "fencing", endpoint: gateway.endpoint, accessKeyID: CephGateway.accessKey,
+                                    secretAccessKey: CephGateway.secretKey)
+        try await storage.checkConditionalWrites()
+        #expect(storage.unquotedETagConditions && !storage.honoursDeleteConditions, "\(storage.conditionsReport)")
+        try await ObjectLeaseFencingTests.staleReleaseLeavesTheNewHolders(storage)
+        try await ObjectLeaseFencingTests.staleHolderIsFencedOff(storage)
     }
 }

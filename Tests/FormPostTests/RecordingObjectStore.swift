@@ -27,6 +27,7 @@ final class RecordingObjectStore: ObjectStore {
     var prefix: String { wrapped.prefix }
     var leaseDuration: Duration { wrapped.leaseDuration }
     var sweepInterval: Duration { wrapped.sweepInterval }
+    var honoursDeleteConditions: Bool { wrapped.honoursDeleteConditions }
     func partSize(maxFileSize: Int64) -> Int { wrapped.partSize(maxFileSize: maxFileSize) }
     func problem() async -> String? { await wrapped.problem() }
 

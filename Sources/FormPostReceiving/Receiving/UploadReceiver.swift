@@ -33,7 +33,7 @@ public struct UploadReceiver: Sendable {
         try FileManager.default.createDirectory(atPath: configuration.directory, withIntermediateDirectories: true)
         self.configuration = configuration
         self.logger = logger
-        fileStore = configuration.objectStorage.map { ObjectFileStore(store: $0, maxFileSize: configuration.maxFileSize) }
+        fileStore = configuration.objectStorage.map { ObjectFileStore(store: $0, maxFileSize: configuration.maxFileSize, memory: configuration.partMemory) }
             ?? DirectoryFileStore(configuration: configuration)
         sweepStalePartialFiles()
     }

@@ -58,8 +58,10 @@ import ResumableHTTP
 /// With ``ReceiverConfiguration/objectStorage``, uploads are kept in the bucket instead, so
 /// that every receiver on it continues every upload (see "Storing files in object
 /// storage"): representations that are not forms only (a form is answered 415). There an
-/// upload expires `expiry` after its last activity (`Upload-Limit`'s `max-age` still counts
-/// from its creation), the idle expiry and the limits of uploads in progress are not
+/// upload expires `expiry` after its last activity, or its maximum lifetime
+/// (``ReceiverConfiguration/resumableMaxLifetime``) after its creation when that comes first
+/// (`Upload-Limit`'s `max-age` still counts `expiry` from its creation, never past that
+/// maximum), the idle expiry and the limits of uploads in progress are not
 /// counted, and a sweep (`ObjectStorage/sweepInterval`) takes up completions and removes
 /// expired uploads.
 public struct ResumableUploadReceiver: Sendable {
@@ -300,7 +302,10 @@ public struct ResumableUploadReceiver: Sendable {
         let configuration = receiver.configuration
         let isForm = contentType.map { $0.lowercased().hasPrefix("multipart/form-data") } ?? true
         let maxSize = isForm ? configuration.maxBodySize : min(configuration.maxBodySize, configuration.maxFileSize)
-        return UploadLimits(maxSize: maxSize, maxAge: lifetime.secondsLeft(created: info?.created ?? Date().timeIntervalSince1970))
+        let (now, created) = (Date().timeIntervalSince1970, info?.created ?? Date().timeIntervalSince1970)
+        var maxAge = lifetime.secondsLeft(created: created)
+        if let maxLifetime = objects?.maxLifetime { maxAge = min(maxAge, Int64(max(0, created + maxLifetime - now).rounded(.down))) }
+        return UploadLimits(maxSize: maxSize, maxAge: maxAge)
     }
 
     func tooLarge(contentType: String, version: Int?) -> DraftFailure {

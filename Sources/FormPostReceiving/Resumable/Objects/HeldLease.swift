@@ -8,24 +8,34 @@ import Synchronization
 /// The lease a request holds on an upload in object storage (``ObjectLease``), renewed in the
 /// background for as long as the request runs (``keepRenewing(for:with:)``: every third of
 /// its duration), so that neither a slow part nor a long completion outlives it. Before each
-/// step that changes the store the request ``check()``s that it still holds it.
+/// step that changes the store the request ``check()``s that it still holds it, with a
+/// quarter of the duration to spare, so that a step checked and begun has time to reach the
+/// store before another receiver could take the lease over. A check is no fence: a write
+/// delayed past that (a part's attempt may take the whole lease) can land after a takeover;
+/// the state's conditional saves and the fence written at a takeover
+/// (``ObjectUploadStore/fence(_:by:)``) keep such a write from counting.
 final class HeldLease: Sendable {
     private let state: Mutex<(lease: ObjectLease, lost: Bool)>
+    /// How long before the lease runs out ``check()`` takes it as lost, in seconds.
+    private let margin: Double
 
-    init(_ lease: ObjectLease) {
+    /// `lease`, taken for `duration` seconds.
+    init(_ lease: ObjectLease, duration: Double) {
         state = Mutex((lease, false))
+        margin = duration / 4
     }
 
     /// The lease as last renewed: the one released at the end.
     var lease: ObjectLease { state.withLock { $0.lease } }
 
-    /// Throws unless the lease is still held: not taken over, and not run out (a renewal
-    /// that could not reach the store leaves it to run out).
+    /// Throws unless the lease is still held: not taken over, and not about to run out (a
+    /// renewal that could not reach the store leaves it to run out): a quarter of its
+    /// duration left at least.
     ///
     /// - Throws: ``ObjectUploadFailure/leaseLost``.
     func check() throws {
         let (lease, lost) = state.withLock { ($0.lease, $0.lost) }
-        guard !lost, Date().timeIntervalSince1970 < lease.expires else { throw ObjectUploadFailure.leaseLost }
+        guard !lost, Date().timeIntervalSince1970 + margin < lease.expires else { throw ObjectUploadFailure.leaseLost }
     }
 
     /// Renews the lease every third of `seconds` until cancelled, or until a renewal finds

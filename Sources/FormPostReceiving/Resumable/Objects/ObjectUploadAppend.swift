@@ -14,7 +14,9 @@ import NIOCore
 /// caller: in a new tail object, or as the last part when the upload is complete. The
 /// parts go through an ``ObjectPartPipeline``. Nothing
 /// counts until the caller saves the state naming it (``ObjectUploadStore/save(_:id:replacing:)``).
-/// An append whose lease ran out (``HeldLease``) stops before it sends another part.
+/// An append whose lease ran out (``HeldLease``) stops before it sends another part. Its
+/// buffers come from the store's ``PartMemoryBudget``, held until ``endMemory()`` — the
+/// bytes past its parts (``Outcome/rest``) included, which the caller sends or stores.
 struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     /// How the body ended.
     struct Outcome {
@@ -42,6 +44,18 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     /// The multipart upload this append began (the upload had none), which only a state
     /// saved after it names: ``abandon()`` aborts it when none will be.
     private(set) var begun: String?
+    /// What its buffers hold of the store's budget.
+    private let hold: PartMemoryHold?
+
+    init(store: ObjectUploadStore<Info>, id: String, state: ObjectUploadState<Info>, lease: HeldLease, room: Int64) {
+        (self.store, self.id, self.state, self.lease, self.room) = (store, id, state, lease, room)
+        hold = store.memory.map(PartMemoryHold.init)
+    }
+
+    /// Gives back the memory its buffers held: call it once done with ``Outcome/rest``.
+    func endMemory() {
+        hold?.end()
+    }
 
     /// Takes `body` after the upload's bytes, hashing what it takes into `digest` and
     /// what it receives into `checksum`.
@@ -51,10 +65,16 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     mutating func run(_ body: ReceiverRequestBody, digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async throws -> Outcome {
         let partSize = store.partSize(of: state)
         var gathered = ByteBuffer()
-        if let tail = state.tail { gathered = try await store.read(tail, partSize: partSize) }
-        let (store, state, lease) = (store, state, lease)
+        if let tail = state.tail {
+            // Read into a part's buffer, which the budget has first.
+            try await hold?.take(partSize)
+            gathered = try await store.read(tail, partSize: partSize)
+            gathered.reserveCapacity(partSize)
+        }
+        let (store, state, lease, hold) = (store, state, lease, hold)
         var pipeline = ObjectPartPipeline(store: store.store, key: state.key, partSize: partSize, uploadID: state.uploadID, parts: state.parts,
-                                      gathered: gathered, partTimeout: store.partTimeout, beforeEachPart: { try lease.check() }) {
+                                          gathered: gathered, hold: hold, gatheredHeld: hold?.held ?? 0, partTimeout: store.partTimeout,
+                                          beforeEachPart: { try lease.check() }) {
             try await store.beginMultipart(state)
         }
         var outcome = Outcome(parts: state.parts, uploadID: state.uploadID, rest: ByteBuffer(), received: 0, cut: false, overflowed: false)

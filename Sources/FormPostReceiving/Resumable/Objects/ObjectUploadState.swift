@@ -33,6 +33,11 @@ struct ObjectUploadState<Info: ObjectUploadInfo>: Codable, Equatable {
     /// When it was last saved, in seconds since 1970: its last activity, from which it
     /// expires; nil before its first save.
     var active: Double?
+    /// The owner of the lease under which it was last taken over from a holder whose lease
+    /// ran out (``ObjectLease/owner``): written before that holder's first change, so that
+    /// the state's ETag changes and no save of the holder before it, made from what it read,
+    /// is taken any more. Nil until an upload is taken over.
+    var fence: String?
 
     /// The bytes the upload holds.
     var offset: Int64 {

@@ -17,12 +17,16 @@ extension ObjectUploadStore {
     ///
     /// - Throws: ``ObjectUploadFailure/held`` while another request holds it;
     ///   ``ObjectUploadFailure/lost``; what `body` throws.
+    ///
+    /// A lease taken over from a holder whose lease ran out unreleased (``ObjectLease/tookOver``)
+    /// is fenced first (``fence(_:by:)``), before `body` runs.
     func holdingLease<T>(_ id: String, _ body: (HeldLease) async throws -> T) async throws -> T {
         guard let lease = try await lease(id) else { throw ObjectUploadFailure.held }
-        let held = HeldLease(lease)
+        let held = HeldLease(lease, duration: leaseSeconds)
         let renewing = Task { [store, leaseSeconds] in await held.keepRenewing(for: leaseSeconds, with: store) }
         let result: Result<T, any Error>
         do {
+            if lease.tookOver { try await fence(id, by: lease) }
             result = .success(try await body(held))
         } catch let error as ObjectStorageError where error.isLostMultipartUpload {
             result = .failure(await endLost(id, held: held, error: error))
@@ -35,6 +39,18 @@ extension ObjectUploadStore {
         return try result.get()
     }
 
+    /// Fences off the holder whose lease on `id` ran out and was taken over by `lease`: the
+    /// state saved again naming `lease`'s owner (its activity as it was), so that its ETag
+    /// changes and no save that holder makes from what it read is taken. Its other writes
+    /// cannot harm the upload: its parts are checked by their ETags when the object is made,
+    /// a whole object it writes goes to a key of its own, and it checks its lease before each
+    /// removal (``HeldLease/check()``).
+    func fence(_ id: String, by lease: ObjectLease) async throws {
+        guard var (state, etag) = try await load(id) else { return }
+        state.fence = lease.owner
+        _ = try await save(state, id: id, replacing: etag, stampingActive: false)
+    }
+
     /// Ends the upload `id`, whose multipart upload the store no longer has (`error`:
     /// `NoSuchUpload` or `InvalidPart` — aborted by the bucket's lifecycle rule, say): no
     /// request could ever complete it. Removed, its stored object aside, and
@@ -44,19 +60,25 @@ extension ObjectUploadStore {
     private func endLost(_ id: String, held: HeldLease, error: ObjectStorageError) async -> any Error {
         guard (try? held.check()) != nil, let (state, _) = try? await load(id) else { return error }
         if state.info.isWhole, let length = state.info.knownLength, await size(of: state.key) == length { return error }
-        await remove(id, state: state, storedObject: false)
+        do {
+            try await remove(id, state: state, storedObject: false, holding: held)
+        } catch {
+            return error
+        }
         return ObjectUploadFailure.lost
     }
 
     /// Completes `id`, whose every byte is in `parts` (of `uploadID`) and `rest`: the rest
     /// sent as the last part (or, with no part, the whole upload as one object), the
     /// completion recorded in its state, then finished (``finish(_:state:etag:basePath:logger:)``).
-    /// Call it holding the lease, with `state` as saved under `etag`, its length known.
+    /// Call it holding the lease (`held`, checked before each step that writes), with
+    /// `state` as saved under `etag`, its length known.
     func complete(_ id: String, state: State, etag: String, parts: [State.Part], uploadID: String?, rest: ByteBuffer,
-                  digest: SHA256Hasher?, basePath: String, logger: Logger) async throws -> State {
+                  digest: SHA256Hasher?, holding held: HeldLease, basePath: String, logger: Logger) async throws -> State {
         var next = state
         (next.parts, next.uploadID, next.tail) = (parts, uploadID, nil)
         var sha256 = digest.map { Hexadecimal.string($0.finalize()) }
+        try held.check()
         if let uploadID {
             if rest.readableBytes > 0 {
                 next.parts.append(try await sendPart(rest, number: parts.count + 1, key: state.key, uploadID: uploadID))
@@ -76,7 +98,9 @@ extension ObjectUploadStore {
         let saved: String
         do {
             // Marked first: a receiver that dies after the state is saved leaves the mark to a sweep.
+            try held.check()
             _ = try await store.put(completingKey(id), body: ByteBuffer(), what: "marking the completion of \(id)")
+            try held.check()
             saved = try await save(next, id: id, replacing: etag)
         } catch {
             // The whole object put above is not left behind, unless the state names it after
@@ -85,22 +109,27 @@ extension ObjectUploadStore {
             throw error
         }
         if let old = state.tail { await removeObject(old.key) }
-        return try await finish(id, state: next, etag: saved, basePath: basePath, logger: logger)
+        return try await finish(id, state: next, etag: saved, holding: held, basePath: basePath, logger: logger)
     }
 
     /// Finishes the recorded completion of `id`, each step of which may be taken again:
     /// the object made from its parts, its SHA-256 (read back when no running hash covered
-    /// every byte) tagged on it, its `post-finish` event recorded, its state saved stored.
-    func finish(_ id: String, state: State, etag: String, basePath: String, logger: Logger) async throws -> State {
+    /// every byte) tagged on it, its `post-finish` event recorded, its state saved stored —
+    /// the lease (`held`) checked before each.
+    func finish(_ id: String, state: State, etag: String, holding held: HeldLease, basePath: String, logger: Logger) async throws -> State {
         guard let completion = state.info.completing else { return state }
         do {
+            try held.check()
             try await completeMultipart(state)
             let sha256 = completion.sha256.isEmpty ? try await self.sha256(of: state.key) : completion.sha256
+            try held.check()
             if state.uploadID != nil { try await store.tagSHA256(of: state.key, sha256) }
             var done = state
             done.info = state.info.stored(id: id, as: UploadCompletion(storedAs: state.key, sha256: sha256, event: completion.event),
                                           bucket: store.bucket)
+            try held.check()
             try await announce(done.info.finishedEvent(basePath: basePath), as: completion.event)
+            try held.check()
             _ = try await save(done, id: id, replacing: etag)
             await removeObject(completingKey(id))
             logger.info("upload \(RequestLogLine.shortID(id)) complete: \(state.key) \(state.offset) bytes")
@@ -117,18 +146,26 @@ extension ObjectUploadStore {
     /// - Throws: ``ObjectUploadFailure/held``; ``ObjectUploadFailure/notFound`` when there is
     ///   no such upload; what finishing throws.
     func finishHeld(_ id: String, basePath: String, logger: Logger) async throws -> State {
-        try await holdingLease(id) { _ in
+        try await holdingLease(id) { held in
             guard let (state, etag) = try await load(id) else { throw ObjectUploadFailure.notFound }
-            return try await finish(id, state: state, etag: etag, basePath: basePath, logger: logger)
+            return try await finish(id, state: state, etag: etag, holding: held, basePath: basePath, logger: logger)
         }
     }
 
-    /// Whether the upload `state` describes has had no activity for `expiry` (no state
-    /// saved: no append, no completion). One whose completion is recorded never expires:
-    /// its next request finishes it.
+    /// Whether the upload `state` describes has expired (``expires(_:expiry:)``). One whose
+    /// completion is recorded never expires: its next request finishes it.
     func isExpired(_ state: State, expiry: Duration) -> Bool {
         guard state.info.completing == nil || state.info.isStored else { return false }
-        return Date().timeIntervalSince1970 > (state.active ?? state.info.created) + Double(expiry.components.seconds)
+        return Date().timeIntervalSince1970 > expires(state, expiry: expiry)
+    }
+
+    /// When the upload `state` describes expires unless it is active again before, in
+    /// seconds since 1970: `expiry` after its last activity (a state saved: an append, a
+    /// completion), and ``maxLifetime`` after its creation at the latest.
+    func expires(_ state: State, expiry: Duration) -> Double {
+        let idle = (state.active ?? state.info.created) + Double(expiry.components.seconds)
+        guard let maxLifetime else { return idle }
+        return min(idle, state.info.created + maxLifetime)
     }
 
     /// The saved state of `id`, which has not expired (`expiry` after its last activity).
@@ -141,9 +178,9 @@ extension ObjectUploadStore {
         guard isExpired(state, expiry: expiry) else { return state }
         // Removed under its lease (a request holding it is at work: not expired), as read again.
         do {
-            return try await holdingLease(id) { _ in
+            return try await holdingLease(id) { held in
                 guard let (now, _) = try await load(id) else { throw ObjectUploadFailure.notFound }
-                try await removeIfExpired(id, now, expiry: expiry)
+                try await removeIfExpired(id, now, expiry: expiry, holding: held)
                 return now
             }
         } catch ObjectUploadFailure.held {
@@ -151,13 +188,13 @@ extension ObjectUploadStore {
         }
     }
 
-    /// Removes the upload `id` if it has expired (a stored object stays); call it holding
-    /// its lease.
+    /// Removes the upload `id` if it has expired (a stored object stays), holding its
+    /// lease (`held`).
     ///
     /// - Throws: ``ObjectUploadFailure/expired`` when it had.
-    func removeIfExpired(_ id: String, _ state: State, expiry: Duration) async throws {
+    func removeIfExpired(_ id: String, _ state: State, expiry: Duration, holding held: HeldLease) async throws {
         guard isExpired(state, expiry: expiry) else { return }
-        await remove(id, state: state, storedObject: false)
+        try await remove(id, state: state, storedObject: false, holding: held)
         throw ObjectUploadFailure.expired
     }
 }

@@ -28,6 +28,10 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     let leaseSeconds: Double
     /// Where completions record their uploads' events, or nil for none.
     let events: UploadEventOutbox?
+    /// The memory appends' parts may hold at once, or nil for no limit.
+    var memory: PartMemoryBudget? = nil
+    /// How long after its creation an upload expires at the latest, in seconds, or nil.
+    var maxLifetime: Double? = nil
 
     /// The keys of uploads' state, leases and tails begin with this.
     var statePrefix: String { store.prefix + "." + name + "/" }
@@ -90,13 +94,14 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
         return (state, etag)
     }
 
-    /// Saves `state`, stamped active now, over the one whose ETag is `etag`; returns the new ETag.
+    /// Saves `state`, stamped active now (unless not `stampingActive`), over the one whose
+    /// ETag is `etag`; returns the new ETag.
     ///
     /// - Throws: ``ObjectUploadFailure/changed`` when the state changed since it was read
     ///   (another receiver saved it: what this one did is not counted), ``ObjectStorageError``.
-    func save(_ state: State, id: String, replacing etag: String) async throws -> String {
+    func save(_ state: State, id: String, replacing etag: String, stampingActive: Bool = true) async throws -> String {
         var stamped = state
-        stamped.active = Date().timeIntervalSince1970
+        if stampingActive { stamped.active = Date().timeIntervalSince1970 }
         do {
             let answer = try await store.put(infoKey(id), body: try Self.encoded(stamped), condition: .matching(etag: etag),
                                              what: "saving the upload \(id)")
@@ -176,14 +181,25 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
         (try? await store.size(of: key, what: "looking at \(key)")) ?? nil
     }
 
-    /// Removes what `state` left of the upload `id`: its multipart upload (aborted), its
-    /// tail, its state and lease; its object too when `storedObject`, or when it is under the
-    /// state prefix (a partial upload's, never a stored file).
-    func remove(_ id: String, state: State, storedObject: Bool) async {
+    /// Removes what `state` left of the upload `id`, holding its lease (`held`): its
+    /// multipart upload (aborted), its tail, its state and lease; its object too when
+    /// `storedObject`, or when it is under the state prefix (a partial upload's, never a
+    /// stored file).
+    ///
+    /// - Throws: ``ObjectUploadFailure/leaseLost`` when the lease is no longer held (checked
+    ///   before each removal; what was removed before stays removed): another receiver may
+    ///   be at work on the upload.
+    func remove(_ id: String, state: State, storedObject: Bool, holding held: HeldLease) async throws {
         var keys = [state.tail?.key, completingKey(id), infoKey(id), leaseKey(id)].compactMap { $0 }
         if storedObject || state.key.hasPrefix(statePrefix) { keys.append(state.key) }
-        if let uploadID = state.uploadID { await abort(uploadID, key: state.key) }
-        for key in keys { await removeObject(key) }
+        if let uploadID = state.uploadID {
+            try held.check()
+            await abort(uploadID, key: state.key)
+        }
+        for key in keys {
+            try held.check()
+            await removeObject(key)
+        }
     }
 
     /// The uploads a sweep has to look at, from a listing of the state prefix: those whose
@@ -233,6 +249,7 @@ extension ObjectUploadStore {
     init?(configuration: ReceiverConfiguration, name: String) {
         guard let store = configuration.objectStorage else { return nil }
         self.init(store: store, name: name, partSize: store.partSize(maxFileSize: configuration.maxFileSize),
-                  leaseSeconds: Double(store.leaseDuration.components.seconds), events: configuration.events)
+                  leaseSeconds: Double(store.leaseDuration.components.seconds), events: configuration.events, memory: configuration.partMemory,
+                  maxLifetime: configuration.resumableMaxLifetime.map { Double($0.components.seconds) })
     }
 }

@@ -43,12 +43,12 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
         }
         for (id, marked) in found.completing {
             do {
-                try await store.holdingLease(id) { _ in
+                try await store.holdingLease(id) { held in
                     let mark = store.completingKey(id)
                     guard let (state, etag) = try await store.load(id) else { return await store.removeObject(mark) }
                     if state.info.completing != nil, !state.info.isStored {
                         // Finished, and the mark removed.
-                        _ = try await store.finish(id, state: state, etag: etag, basePath: basePath, logger: logger)
+                        _ = try await store.finish(id, state: state, etag: etag, holding: held, basePath: basePath, logger: logger)
                     } else if state.info.isStored || Date().timeIntervalSince(marked ?? .distantFuture) > 2 * store.leaseSeconds {
                         // Finished before, or marked (long enough ago that its request is over) by a
                         // receiver that died before it recorded the completion.

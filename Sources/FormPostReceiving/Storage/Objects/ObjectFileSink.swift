@@ -8,7 +8,8 @@ import NIOCore
 /// becomes a multipart upload, each part sent while the next gathers — at most two parts
 /// held, so a store slower than the client slows the client — and its SHA-256, known only
 /// once complete, set as the object's tag `sha256`. A sink discarded, or one whose upload
-/// failed, aborts its multipart upload: no part is left behind.
+/// failed, aborts its multipart upload: no part is left behind. Its buffers are taken from
+/// `memory` (``PartMemoryBudget``), when given.
 struct ObjectFileSink: FormFileSink {
     let storedName: String
     private let store: any ObjectStore
@@ -20,11 +21,11 @@ struct ObjectFileSink: FormFileSink {
     private var ended = false
     private(set) var size: Int64 = 0
 
-    init(store: any ObjectStore, key: String, partSize: Int, contentType: String?) {
+    init(store: any ObjectStore, key: String, partSize: Int, contentType: String?, memory: PartMemoryBudget?) {
         self.store = store
         self.storedName = key
         self.contentType = contentType
-        pipeline = ObjectPartPipeline(store: store, key: key, partSize: partSize, gathered: ByteBufferAllocator().buffer(capacity: 0)) {
+        pipeline = ObjectPartPipeline(store: store, key: key, partSize: partSize, hold: memory.map(PartMemoryHold.init)) {
             try await store.beginMultipartUpload(of: key, attributes: ObjectAttributes(contentType: contentType))
         }
     }

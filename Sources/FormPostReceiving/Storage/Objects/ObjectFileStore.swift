@@ -4,17 +4,20 @@
 struct ObjectFileStore: FormFileStore {
     let store: any ObjectStore
     let partSize: Int
+    /// The memory the files' parts may hold at once, or nil for no limit.
+    let memory: PartMemoryBudget?
 
-    init(store: any ObjectStore, maxFileSize: Int64) {
+    init(store: any ObjectStore, maxFileSize: Int64, memory: PartMemoryBudget?) {
         self.store = store
         partSize = store.partSize(maxFileSize: maxFileSize)
+        self.memory = memory
     }
 
     var bucket: String? { store.bucket }
 
     func sink(contentType: String?) async throws -> any FormFileSink {
         ObjectFileSink(store: store, key: store.prefix + UploadStore.randomName(), partSize: partSize,
-                       contentType: contentType.flatMap(Self.sendable))
+                       contentType: contentType.flatMap(Self.sendable), memory: memory)
     }
 
     /// `contentType` when it can go in a field as it is (visible ASCII and spaces), else nil.

@@ -19,6 +19,12 @@ public protocol ObjectStore: Sendable {
     var leaseDuration: Duration { get }
     /// How often each resumable receiver sweeps its uploads (expiry, stuck completions).
     var sweepInterval: Duration { get }
+    /// Whether a `DELETE` with `If-Match` is refused (412) when the ETag differs: Amazon S3
+    /// and moto refuse it, Ceph's RADOS Gateway 16.2 removes the object all the same. Where
+    /// it is not honoured, a lease is released by a conditional write instead of a delete
+    /// (``delete(_:condition:what:attempts:)`` is then never sent with a condition it
+    /// relies on). False unless the store says otherwise.
+    var honoursDeleteConditions: Bool { get }
 
     /// The size of every part but the last of a file of at most `maxFileSize` bytes.
     func partSize(maxFileSize: Int64) -> Int
@@ -63,6 +69,9 @@ public protocol ObjectStore: Sendable {
 }
 
 extension ObjectStore {
+    /// False: a store that does not say is taken not to honour `If-Match` on `DELETE`.
+    public var honoursDeleteConditions: Bool { false }
+
     /// ``put(_:body:attributes:condition:what:attempts:)`` with the client's retries.
     func put(_ key: String, body: ByteBuffer, attributes: ObjectAttributes = ObjectAttributes(), condition: ObjectCondition = .none,
              what: String) async throws -> ObjectAnswer {

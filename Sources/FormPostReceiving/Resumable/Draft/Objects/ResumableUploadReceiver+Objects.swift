@@ -94,9 +94,9 @@ extension ResumableUploadReceiver {
         try await holding(id, connection: connection, in: objects) { held in
             guard let (loaded, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
             var state = loaded
-            try await objects.removeIfExpired(id, state, expiry: expiry)
+            try await objects.removeIfExpired(id, state, expiry: expiry, holding: held)
             if state.info.completing != nil, !state.info.isStored {
-                state = try await objects.finish(id, state: state, etag: etag, basePath: basePath, logger: logger)
+                state = try await objects.finish(id, state: state, etag: etag, holding: held, basePath: basePath, logger: logger)
             }
             let location = basePath + "/" + id
             let offset = state.offset
@@ -116,6 +116,7 @@ extension ResumableUploadReceiver {
             var digest = digests.take(id, at: offset)
             var checksum: ChecksumHasher?
             var append = ObjectUploadAppend(store: objects, id: id, state: state, lease: held, room: (state.info.length ?? limit) - offset)
+            defer { append.endMemory() }
             let outcome: ObjectUploadAppend<DraftUploadInfo>.Outcome
             do {
                 outcome = try await append.run(request.body, digest: &digest, checksum: &checksum)
@@ -126,7 +127,7 @@ extension ResumableUploadReceiver {
             if outcome.overflowed {
                 // Its offset may not pass its length: the upload is removed, as on the disk.
                 await append.abandon()
-                await objects.remove(id, state: state, storedObject: false)
+                try await objects.remove(id, state: state, storedObject: false, holding: held)
                 digests.remove(id)
                 throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(state.info.length ?? limit) bytes: the upload is removed")
             }
@@ -137,7 +138,7 @@ extension ResumableUploadReceiver {
                 if completes, !outcome.cut, state.info.length ?? reached == reached {
                     state.info.length = reached
                     let done = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID,
-                                                          rest: outcome.rest, digest: digest, basePath: basePath, logger: logger)
+                                                          rest: outcome.rest, digest: digest, holding: held, basePath: basePath, logger: logger)
                     digests.remove(id)
                     var response = replay(done.info.answer!, version: version)
                     response.headers[.location] = location
@@ -179,11 +180,12 @@ extension ResumableUploadReceiver {
     /// then what the upload keeps removed (a stored object stays: it is the target's; the
     /// object of a completion not finished goes with it).
     private func cancelObject(_ id: String, connection: (any ReceiverConnection)?, in objects: DraftObjects) async throws -> ReceiverResponse {
-        try await holding(id, connection: connection, in: objects) { _ in
+        try await holding(id, connection: connection, in: objects) { held in
             let state = try await objects.current(id, expiry: expiry)
+            try held.check()
             try await objects.announce(state.info.finishedEvent(basePath: basePath), as: nil, type: UploadEvent.postTerminate)
             // A completion recorded and not finished may have made its object: no receipt names it.
-            await objects.remove(id, state: state, storedObject: state.info.completing != nil && !state.info.isStored)
+            try await objects.remove(id, state: state, storedObject: state.info.completing != nil && !state.info.isStored, holding: held)
         }
         digests.remove(id)
         return ReceiverResponse(status: .noContent)

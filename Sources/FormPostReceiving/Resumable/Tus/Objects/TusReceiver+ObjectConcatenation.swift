@@ -51,7 +51,8 @@ extension TusReceiver {
             // bucket's lifecycle rule would abort one begun long before.
             try await objects.start(id, info: info, beginningMultipart: complete)
             ReceiverMetrics.upload(.tus, .created)
-            var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
+            var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id,
+                                                                        .uploadExpires: expiryDate(objects.newState(info), in: objects)])
             if complete {
                 try await objects.holdingLease(id) { lease in
                     try await joinHeldObject(id, partials: partials, saved: saved, leases: leases + [lease], in: objects)
@@ -150,7 +151,7 @@ extension TusReceiver {
         }
         for held in leases { try held.check() }
         _ = try await objects.complete(id, state: final, etag: etag, parts: parts, uploadID: final.uploadID, rest: rest, digest: nil,
-                                       basePath: basePath, logger: logger)
+                                       holding: leases[leases.count - 1], basePath: basePath, logger: logger)
         // Its completion recorded, the final upload holds every byte: the partial uploads'
         // objects go (their states stay, naming it, until they expire).
         for (state, _) in saved {
@@ -178,9 +179,9 @@ extension TusReceiver {
     /// Removes `final`, a join that never finished, its multipart upload aborted, under its
     /// lease — unless it is whole by now; best effort (else it expires).
     private func removeUnfinishedJoin(_ final: String, in objects: TusObjects) async {
-        try? await objects.holdingLease(final) { _ in
+        try? await objects.holdingLease(final) { held in
             guard let (state, _) = try await objects.load(final), !state.info.isWhole else { return }
-            await objects.remove(final, state: state, storedObject: false)
+            try await objects.remove(final, state: state, storedObject: false, holding: held)
         }
     }
 }

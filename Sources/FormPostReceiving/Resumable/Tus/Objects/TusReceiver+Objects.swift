@@ -28,16 +28,16 @@ extension TusReceiver {
         // A partial upload's object is never a stored file: it is kept with the uploads' state.
         try await objects.start(id, info: info, key: info.concat == .partial ? objects.statePrefix + id + ".partial" : nil)
         ReceiverMetrics.upload(.tus, .created)
-        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(info)])
+        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(objects.newState(info), in: objects)])
         if let data {
             response.headers[.uploadOffset] = try await appendingFirstBytes(at: basePath + "/" + id) {
                 try await appendObject(data, id: id, claimed: 0, expected: expected, in: objects)
             }
         } else if info.length == 0 {
-            try await objects.holdingLease(id) { _ in
+            try await objects.holdingLease(id) { held in
                 guard let (state, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
                 _ = try await objects.complete(id, state: state, etag: etag, parts: [], uploadID: nil, rest: ByteBuffer(), digest: SHA256Hasher(),
-                                               basePath: basePath, logger: logger)
+                                               holding: held, basePath: basePath, logger: logger)
             }
         }
         return response
@@ -60,7 +60,7 @@ extension TusReceiver {
                 throw TusFailure(.serviceUnavailable, "the upload is complete and still being stored: ask again")
             }
         }
-        return Self.headAnswer(state.info, offset: state.offset, expires: expiryDate(state.info), basePath: basePath)
+        return Self.headAnswer(state.info, offset: state.offset, expires: expiryDate(state, in: objects), basePath: basePath)
     }
 
     /// `GET` on object storage: the state as JSON, with the receipt once complete.
@@ -80,12 +80,13 @@ extension TusReceiver {
     /// `DELETE` on object storage, under the lease: its `post-terminate` event recorded,
     /// then everything of it removed but a stored object, which stays.
     func deleteObject(_ id: String, in objects: TusObjects) async throws -> ReceiverResponse {
-        try await objects.holdingLease(id) { _ in
+        try await objects.holdingLease(id) { held in
             let state = try await objects.current(id, expiry: expiry)
+            try held.check()
             try await objects.announce(state.info.event(basePath: basePath), as: nil, type: UploadEvent.postTerminate)
             // A stored file stays (the application was told of it); one whose completion
             // was begun and not finished was never told, and goes.
-            await objects.remove(id, state: state, storedObject: state.info.completing != nil && state.info.file == nil)
+            try await objects.remove(id, state: state, storedObject: state.info.completing != nil && state.info.file == nil, holding: held)
         }
         digests.remove(id)
         return ReceiverResponse(status: .noContent)
@@ -99,12 +100,12 @@ extension TusReceiver {
                       in objects: TusObjects) async throws -> ReceiverResponse {
         let (response, awaiting, joinable) = try await objects.holdingLease(id) { held -> (ReceiverResponse, String?, Bool) in
             guard var (state, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
-            try await objects.removeIfExpired(id, state, expiry: expiry)
+            try await objects.removeIfExpired(id, state, expiry: expiry, holding: held)
             if case .final = state.info.concat { throw Self.finalTakesNoAppends }
             if state.info.completing != nil || state.info.file != nil {
-                if state.info.file == nil { state = try await objects.finish(id, state: state, etag: etag, basePath: basePath, logger: logger) }
+                if state.info.file == nil { state = try await objects.finish(id, state: state, etag: etag, holding: held, basePath: basePath, logger: logger) }
                 guard state.info.isWhole(at: claimed) else { throw TusFailure(.conflict, "the upload's offset is \(state.offset), not \(claimed)") }
-                return (appendedObject(claimed, info: state.info), nil, false)
+                return (appendedObject(claimed, state: state, in: objects), nil, false)
             }
             let offset = state.offset
             guard claimed == offset else { throw TusFailure(.conflict, "the upload's offset is \(offset), not \(claimed)") }
@@ -120,6 +121,7 @@ extension TusReceiver {
             var digest = digests.take(id, at: offset)
             var checksum = expected.map { ChecksumHasher($0.algorithm) }
             var append = ObjectUploadAppend(store: objects, id: id, state: state, lease: held, room: room)
+            defer { append.endMemory() }
             let outcome: ObjectUploadAppend<TusUploadInfo>.Outcome
             do {
                 outcome = try await append.run(request.body, digest: &digest, checksum: &checksum)
@@ -138,7 +140,7 @@ extension TusReceiver {
             try held.check()
             if state.info.completes(at: reached) {
                 state = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID, rest: outcome.rest,
-                                                   digest: digest, basePath: basePath, logger: logger)
+                                                   digest: digest, holding: held, basePath: basePath, logger: logger)
             } else if outcome.received > 0 {
                 var written: TusObjects.State.Tail?
                 do {
@@ -155,7 +157,8 @@ extension TusReceiver {
                 if let digest { digests.put(id, digest, offset: reached) }
             }
             if outcome.overflowed { throw Self.overflow(state.info, maxSize: maxSize) }
-            return (appendedObject(reached, info: state.info), state.info.joinedInto == nil ? state.info.awaitedBy : nil, state.info.isWhole(at: reached))
+            if outcome.received > 0 { state.active = Date().timeIntervalSince1970 }
+            return (appendedObject(reached, state: state, in: objects), state.info.joinedInto == nil ? state.info.awaitedBy : nil, state.info.isWhole(at: reached))
         }
         // A partial upload a final upload awaits: with its last bytes, that one is joined now;
         // before, it is kept as active as its partial uploads (it receives no byte of its own).
@@ -163,11 +166,13 @@ extension TusReceiver {
         return response
     }
 
-    private func expiryDate(_ info: TusUploadInfo) -> String {
-        lifetime.httpDate(created: info.created)
+    /// `Upload-Expires` of the upload `state` describes: when it expires unless active
+    /// again (``ObjectUploadStore/expires(_:expiry:)``).
+    func expiryDate(_ state: TusObjects.State, in objects: TusObjects) -> String {
+        HTTPDate.string(secondsSince1970: objects.expires(state, expiry: expiry))
     }
 
-    private func appendedObject(_ offset: Int64, info: TusUploadInfo) -> ReceiverResponse {
-        ReceiverResponse(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: expiryDate(info)])
+    private func appendedObject(_ offset: Int64, state: TusObjects.State, in objects: TusObjects) -> ReceiverResponse {
+        ReceiverResponse(status: .noContent, headers: [.uploadOffset: String(offset), .uploadExpires: expiryDate(state, in: objects)])
     }
 }
