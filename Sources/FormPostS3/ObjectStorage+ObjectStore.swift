@@ -68,6 +68,13 @@ extension ObjectStorage: ObjectStore {
         try await S3Client(storage: self).list(prefix: prefix)
     }
 
+    /// `ListMultipartUploads` of `prefix`, every page; undated unless the probe found the
+    /// store's dates right (``datesMultipartUploads``).
+    public func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload] {
+        let listed = try await S3Client(storage: self).listMultipartUploads(prefix: prefix)
+        return datesMultipartUploads ? listed : listed.map { ListedMultipartUpload(key: $0.key, uploadID: $0.uploadID, initiated: nil) }
+    }
+
     /// `CreateMultipartUpload`.
     public func beginMultipartUpload(of key: String, attributes: ObjectAttributes) async throws -> String {
         try await S3Client(storage: self).beginMultipartUpload(of: key, fields: fields(of: attributes))

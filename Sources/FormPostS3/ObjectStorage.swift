@@ -47,6 +47,11 @@ public struct ObjectStorage: Sendable {
     /// Ceph's RADOS Gateway 16.2 removes the object all the same). ``checkConditionalWrites()``
     /// finds it; false until then, so that leases are released by conditional writes.
     public var honoursDeleteConditions = false
+    /// Whether the store's listing of multipart uploads dates each when it began (moto dates
+    /// every one in 2010). ``checkConditionalWrites()`` finds it; until then, and without it,
+    /// ``listMultipartUploads(prefix:)`` dates none, so that no sweep takes one in progress
+    /// for one begun long ago.
+    public var datesMultipartUploads = false
     /// The access key id.
     public var accessKeyID: String
     /// The secret access key.
@@ -190,6 +195,7 @@ public struct ObjectStorage: Sendable {
             }
         }
         let honoursDelete = await Self.refusesStaleDelete(of: probe, unquoted: unquoted == true, with: client)
+        let dates = await Self.datesMultipartUploads(probe + "-multipart", with: client)
         _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
         guard refusedAgain, refusedStale else {
             throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
@@ -201,6 +207,17 @@ public struct ObjectStorage: Sendable {
         }
         unquotedETagConditions = unquoted
         honoursDeleteConditions = honoursDelete
+        datesMultipartUploads = dates
+    }
+
+    /// Whether the store's listing dates a multipart upload of `probe`, begun now, within an
+    /// hour of this clock; the upload is aborted after. A store that fails it is taken not to.
+    private static func datesMultipartUploads(_ probe: String, with client: S3Client) async -> Bool {
+        guard let uploadID = try? await client.beginMultipartUpload(of: probe, fields: []) else { return false }
+        let listed = try? await client.listMultipartUploads(prefix: probe)
+        await client.abortMultipartUpload(of: probe, uploadID: uploadID, attempts: 2)
+        guard let initiated = listed?.first(where: { $0.uploadID == uploadID })?.initiated else { return false }
+        return abs(initiated.timeIntervalSinceNow) < 3600
     }
 
     /// Whether the store refuses to remove `probe` with `If-Match` on an ETag it does not
@@ -223,6 +240,7 @@ public struct ObjectStorage: Sendable {
     public var conditionsReport: String {
         (unquotedETagConditions ? "If-Match with unquoted ETags" : "If-Match with quoted ETags")
             + (honoursDeleteConditions ? ", conditional DELETE" : ", DELETE ignores If-Match: leases released by conditional writes")
+            + (datesMultipartUploads ? "" : ", multipart uploads not dated: left to the lifecycle rule")
     }
 
     /// Whether the store takes `If-Match` with `etag` (the probe object's, as answered)

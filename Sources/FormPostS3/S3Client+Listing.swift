@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Listing a bucket's keys (`ListObjectsV2`).
+/// Listing a bucket's keys (`ListObjectsV2`) and multipart uploads (`ListMultipartUploads`).
 extension S3Client {
     /// Every object whose key begins with `prefix`, a page of up to 1,000 at a time.
     func list(prefix: String) async throws -> [ListedObject] {
@@ -23,6 +23,29 @@ extension S3Client {
             }
             token = S3XML.text(of: "IsTruncated", in: body) == "true" ? S3XML.text(of: "NextContinuationToken", in: body) : nil
         } while token != nil
+        return listed
+    }
+
+    /// Every multipart upload in progress whose key begins with `prefix`, a page of up to
+    /// 1,000 at a time.
+    func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload] {
+        var listed: [ListedMultipartUpload] = []
+        var markers: (key: String, uploadID: String)?
+        repeat {
+            var query: [SignatureV4.Field] = [("uploads", ""), ("prefix", prefix)]
+            if let markers { query += [("key-marker", markers.key), ("upload-id-marker", markers.uploadID)] }
+            let answer = try await send(.GET, key: nil, query: query, what: "listing the multipart uploads of \(prefix)", maxAnswerBytes: 16 << 20)
+            let body = answer.body
+            for upload in S3XML.elements("Upload", in: body) {
+                guard let key = S3XML.text(of: "Key", in: upload), let uploadID = S3XML.text(of: "UploadId", in: upload) else { continue }
+                listed.append(ListedMultipartUpload(key: key, uploadID: uploadID, initiated: S3XML.text(of: "Initiated", in: upload).flatMap(Self.date)))
+            }
+            markers = nil
+            if S3XML.text(of: "IsTruncated", in: body) == "true", let key = S3XML.text(of: "NextKeyMarker", in: body),
+               let uploadID = S3XML.text(of: "NextUploadIdMarker", in: body) {
+                markers = (key, uploadID)
+            }
+        } while markers != nil
         return listed
     }
 

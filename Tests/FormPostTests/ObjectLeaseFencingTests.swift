@@ -77,11 +77,12 @@ struct ObjectLeaseFencingTests {
         return storage
     }
 
-    @Test("moto refuses DELETE with a stale If-Match, as S3 does: the probe finds it, and compares quoted ETags")
+    @Test("moto refuses DELETE with a stale If-Match, as S3 does: the probe finds it, compares quoted ETags, and finds moto's dates of multipart uploads wrong")
     func motoProbe() async throws {
         let moto = try await MotoStore()
         let storage = try await Self.storage(on: moto)
         #expect(storage.honoursDeleteConditions && !storage.unquotedETagConditions, "\(storage.conditionsReport)")
+        #expect(!storage.datesMultipartUploads, "moto dates every multipart upload in 2010: \(storage.conditionsReport)")
         withExtendedLifetime(moto) {}
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+import FormPostReceiving
+import FormPostS3
+import NIOCore
 import Testing
 
 /// How long a resumable upload in object storage lives: `--resumable-expiry` after its last
@@ -62,5 +65,61 @@ struct ObjectUploadLifetimeTests {
             let told = try Self.seconds(head.headers["upload-expires"])
             #expect(abs(told - moved) <= 1, "HEAD tells another Upload-Expires than the append: \(told - moved) s apart")
         }
+    }
+
+    @Test("the sweep removes what dead receivers left: tails and leases of uploads whose state is gone, a tail the state does not name; a live upload's state and tail stay; moto's multipart uploads, all dated 2010, are none of them aborted",
+          .timeLimit(.minutes(2)))
+    func strandedRemoved() async throws {
+        let store = try await MotoStore()
+        try await Self.strandedRemoved(storage: store.storage(prefix: ""), credentials: MotoStore.credentials, datesMultipartUploads: false) {
+            try await store.contents()
+        }
+    }
+
+    /// ``strandedRemoved()`` on the bucket of `storage` (whose prefix is empty), with
+    /// `formpost serve` given `credentials`; `contents` reads the bucket back. A multipart
+    /// upload begun by hand is aborted when the store dates multipart uploads
+    /// (`datesMultipartUploads`), else it must stay.
+    static func strandedRemoved(storage: ObjectStorage, credentials: [String], datesMultipartUploads: Bool,
+                                contents read: @escaping @Sendable () async throws -> MotoStore.Contents) async throws {
+        let sample = try SampleDirectory()
+        let port = try freePort()
+        let server = try ChildProcess("env", credentials + [formpostBinary, "serve", "--port", String(port), "--dir", sample.path + "/unused",
+                                                            "--store", "s3://\(storage.bucket)/tus", "--s3-endpoint", storage.endpoint,
+                                                            "--resumable-max-lifetime", "3", "--s3-sweep", "1", "--s3-lease", "1"],
+                                      stdout: .discard, stderr: .discard)
+        defer { server.stop() }
+        try await RawSocket.waitForListener(port: port, attempts: 1200)
+        let tus = TusCreationExtensionTests.tus, data = TusCreationExtensionTests.data
+        let created = try await TusCreationExtensionTests.curl(tus + ["-X", "POST", "-H", "Upload-Length: 100", "http://127.0.0.1:\(port)/files"])
+        let location = try #require(created.headers["location"], "creation answered \(created.status)")
+        let url = "http://127.0.0.1:\(port)" + location
+        let appended = try await TusCreationExtensionTests.curl(tus + data + ["-X", "PATCH", "-H", "Upload-Offset: 0", "--data-binary", "0123456789", url])
+        #expect(appended.status == 204)
+        let live = try #require(location.split(separator: "/").last.map(String.init))
+        let planted = ["tus/.tus/0123456789abcdef.tail-dead", "tus/.tus/0123456789abcdef.lease", "tus/.tus/\(live).tail-unnamed"]
+        for key in planted { _ = try await storage.put(key, body: ByteBuffer(string: "left"), attributes: ObjectAttributes(), condition: .none, what: "planting \(key)", attempts: nil) }
+        _ = try await storage.beginMultipartUpload(of: "tus/stranded", attributes: ObjectAttributes())
+        var contents = try await read()
+        for _ in 0..<60 {
+            contents = try await read()
+            if contents.multipartUploads.isEmpty || !datesMultipartUploads, !contents.objects.contains(where: { planted.contains($0.key) }) { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        if !datesMultipartUploads {
+            // Past the age (3 s and two leases) at which a dated one would go, and a pass more.
+            try await Task.sleep(for: .seconds(6))
+            contents = try await read()
+        }
+        let keys = contents.objects.map(\.key)
+        if datesMultipartUploads {
+            #expect(contents.multipartUploads.isEmpty, "a multipart upload older than the maximum lifetime stayed: \(contents.multipartUploads)")
+        } else {
+            #expect(contents.multipartUploads == ["tus/stranded"], "a multipart upload the store does not date was aborted: \(contents.multipartUploads)")
+        }
+        #expect(!keys.contains { planted.contains($0) }, "left: \(keys.filter { planted.contains($0) })")
+        #expect(keys.contains("tus/.tus/\(live).info") && keys.contains { $0.hasPrefix("tus/.tus/\(live).tail-") && !$0.hasSuffix("unnamed") },
+                "the live upload's state or tail went: \(keys)")
+        try await offPool { server.stop() }
     }
 }

@@ -28,6 +28,7 @@ final class RecordingObjectStore: ObjectStore {
     var leaseDuration: Duration { wrapped.leaseDuration }
     var sweepInterval: Duration { wrapped.sweepInterval }
     var honoursDeleteConditions: Bool { wrapped.honoursDeleteConditions }
+    func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload] { try await wrapped.listMultipartUploads(prefix: prefix) }
     func partSize(maxFileSize: Int64) -> Int { wrapped.partSize(maxFileSize: maxFileSize) }
     func problem() async -> String? { await wrapped.problem() }
 

@@ -46,7 +46,8 @@ extension ObjectUploadStore {
     /// a whole object it writes goes to a key of its own, and it checks its lease before each
     /// removal (``HeldLease/check()``).
     func fence(_ id: String, by lease: ObjectLease) async throws {
-        guard var (state, etag) = try await load(id) else { return }
+        guard let (loaded, etag) = try await load(id) else { return }
+        var state = loaded
         state.fence = lease.owner
         _ = try await save(state, id: id, replacing: etag, stampingActive: false)
     }

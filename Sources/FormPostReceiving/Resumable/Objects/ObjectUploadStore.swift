@@ -202,11 +202,10 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
         }
     }
 
-    /// The uploads a sweep has to look at, from a listing of the state prefix: those whose
-    /// completion is recorded and not finished (``completingKey(_:)``), and those whose
-    /// state was last written more than `expiry` ago.
-    func uploadsToSweep(expiry: Duration) async throws -> (completing: [(id: String, marked: Date?)], idle: [String]) {
-        let listed = try await store.list(prefix: statePrefix)
+    /// The uploads a sweep has to look at, from a listing of the state prefix (`listed`):
+    /// those whose completion is recorded and not finished (``completingKey(_:)``), and those
+    /// whose state was last written more than `expiry` ago.
+    func uploadsToSweep(in listed: [ListedObject], expiry: Duration) -> (completing: [(id: String, marked: Date?)], idle: [String]) {
         let before = Date(timeIntervalSinceNow: -Double(expiry.components.seconds))
         let id = { (object: ListedObject, suffix: String) in String(object.key.dropFirst(statePrefix.count).dropLast(suffix.count)) }
         let completing = listed.filter { $0.key.hasSuffix(".completing") }.map { (id: id($0, ".completing"), marked: $0.lastModified) }

@@ -10,7 +10,10 @@ import Logging
 /// died, or the store failed it, and its client did not ask again) is finished — the object
 /// made, its `post-finish` event recorded — and an upload idle for the receiver's expiry is
 /// removed (its stored object stays). Each under the upload's lease: one that another
-/// request holds is left for the next pass. It finds them by one listing of the state
+/// request holds is left for the next pass. Then what dead receivers left is removed: tails,
+/// leases and partial uploads' objects that no upload names, and multipart uploads older
+/// than any upload may live (``ObjectUploadStore/orphans(in:)``,
+/// ``ObjectUploadStore/strandedMultipartUploads()``). It finds them by one listing of the state
 /// prefix per pass (a `GET` of 1,000 keys), reading only the uploads it acts on. Every
 /// receiver on the bucket sweeps; the leases keep them from acting on one upload at once.
 /// It stops when its owner (the receiver) is gone.
@@ -34,13 +37,14 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
 
     /// One pass over the uploads in the store.
     func pass() async {
-        let found: (completing: [(id: String, marked: Date?)], idle: [String])
+        let listed: [ListedObject]
         do {
-            found = try await store.uploadsToSweep(expiry: expiry)
+            listed = try await store.store.list(prefix: store.statePrefix)
         } catch {
             logger.warning("sweeping the uploads in the bucket: listing them failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
             return
         }
+        let found = store.uploadsToSweep(in: listed, expiry: expiry)
         for (id, marked) in found.completing {
             do {
                 try await store.holdingLease(id) { held in
@@ -69,6 +73,24 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
             } catch {
                 continue
             }
+        }
+        await removeStranded(listed)
+    }
+
+    /// Removes what dead receivers left that no upload names (``ObjectUploadStore/orphans(in:)``)
+    /// and aborts the multipart uploads older than any upload may live
+    /// (``ObjectUploadStore/strandedMultipartUploads()``); a failure waits for the next pass.
+    private func removeStranded(_ listed: [ListedObject]) async {
+        do {
+            let orphans = try await store.orphans(in: listed)
+            for key in orphans { await store.removeObject(key) }
+            let stranded = try await store.strandedMultipartUploads()
+            for upload in stranded { await store.abort(upload.uploadID, key: upload.key) }
+            if !orphans.isEmpty || !stranded.isEmpty {
+                logger.notice("sweep: removed \(orphans.count) objects no upload names and \(stranded.count) multipart uploads older than any upload may live")
+            }
+        } catch {
+            logger.warning("sweeping the bucket for what dead receivers left failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
         }
     }
 }

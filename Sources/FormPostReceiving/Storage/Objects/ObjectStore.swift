@@ -50,6 +50,10 @@ public protocol ObjectStore: Sendable {
     func delete(_ key: String, condition: ObjectCondition, what: String, attempts: Int?) async
     /// Every object whose key begins with `prefix`.
     func list(prefix: String) async throws -> [ListedObject]
+    /// Every multipart upload in progress whose key begins with `prefix` (S3's
+    /// `ListMultipartUploads`); a store that cannot list them answers none, and leaves them
+    /// to the bucket's lifecycle rule.
+    func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload]
 
     /// Begins a multipart upload of the object `key`, made with `attributes`; returns its ID.
     func beginMultipartUpload(of key: String, attributes: ObjectAttributes) async throws -> String
@@ -71,6 +75,10 @@ public protocol ObjectStore: Sendable {
 extension ObjectStore {
     /// False: a store that does not say is taken not to honour `If-Match` on `DELETE`.
     public var honoursDeleteConditions: Bool { false }
+
+    /// None: a store that cannot list its multipart uploads leaves them to the bucket's
+    /// lifecycle rule.
+    public func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload] { [] }
 
     /// ``put(_:body:attributes:condition:what:attempts:)`` with the client's retries.
     func put(_ key: String, body: ByteBuffer, attributes: ObjectAttributes = ObjectAttributes(), condition: ObjectCondition = .none,
