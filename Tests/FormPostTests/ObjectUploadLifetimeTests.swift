@@ -86,7 +86,7 @@ struct ObjectUploadLifetimeTests {
         let port = try freePort()
         let server = try ChildProcess("env", credentials + [formpostBinary, "serve", "--port", String(port), "--dir", sample.path + "/unused",
                                                             "--store", "s3://\(storage.bucket)/tus", "--s3-endpoint", storage.endpoint,
-                                                            "--resumable-max-lifetime", "3", "--s3-sweep", "1", "--s3-lease", "1"],
+                                                            "--resumable-max-lifetime", "8", "--s3-sweep", "1", "--s3-lease", "1"],
                                       stdout: .discard, stderr: .discard)
         defer { server.stop() }
         try await RawSocket.waitForListener(port: port, attempts: 1200)
@@ -107,8 +107,8 @@ struct ObjectUploadLifetimeTests {
             try await Task.sleep(for: .milliseconds(500))
         }
         if !datesMultipartUploads {
-            // Past the age (3 s and two leases) at which a dated one would go, and a pass more.
-            try await Task.sleep(for: .seconds(6))
+            // Past the age (8 s and two leases) at which a dated one would go, and a pass more.
+            try await Task.sleep(for: .seconds(9))
             contents = try await read()
         }
         let keys = contents.objects.map(\.key)
