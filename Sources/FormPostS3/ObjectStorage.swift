@@ -58,8 +58,35 @@ public struct ObjectStorage: Sendable {
     public var secretAccessKey: String
     /// The session token of temporary credentials, sent as `x-amz-security-token`.
     public var sessionToken: String?
-    /// The HTTP client requests go through.
+    /// The HTTP client requests go through: ``defaultClient`` unless another is given (one
+    /// that follows no redirect: a redirect would carry the signature elsewhere).
     public var client: HTTPClient
+    /// Where the credentials come from, for the start-up line (never a secret): `environment`,
+    /// `profile NAME in PATH`, a role's, the container's, the instance's, or `given` when
+    /// passed to ``init(bucket:prefix:endpoint:region:pathStyle:accessKeyID:secretAccessKey:sessionToken:client:)``.
+    public var credentialsSource = "given"
+    /// The temporary credentials in use, had again before they expire; nil with keys that do not change.
+    var credentialsCache: S3CredentialsCache?
+    /// The retries the requests to the bucket may still make (AWS's standard retry quota).
+    let retryQuota = S3RetryQuota()
+    /// How far the store's clock is from this one, as a skewed signature's refusal showed.
+    let clockOffset = S3ClockOffset()
+
+    /// The client of object storage unless one is given: AsyncHTTPClient's, on NIOPosix's
+    /// shared event loops, configured as its shared client but following no redirect and
+    /// decompressing nothing. Made once per process, on first use; never shut down.
+    public static let defaultClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// The credentials to sign a request with now.
+    func currentCredentials() async throws -> S3Credentials {
+        if let credentialsCache { return try await credentialsCache.current() }
+        return S3Credentials(accessKeyID: accessKeyID, secretAccessKey: secretAccessKey, sessionToken: sessionToken)
+    }
     /// How long a receiver's lease on a resumable upload lasts unless renewed (an append
     /// renews it while it runs): how long the upload waits, answering 423, when the receiver
     /// holding it died. 20 seconds by default: shorter than the 30 s `formpost --resumable`
@@ -73,7 +100,7 @@ public struct ObjectStorage: Sendable {
     /// Storage in `bucket` under `prefix` (a `/` is added to a prefix without one) at
     /// `endpoint`, with the given credentials.
     public init(bucket: String, prefix: String = "", endpoint: String, region: String = "us-east-1", pathStyle: Bool = false,
-                accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, client: HTTPClient = .shared) {
+                accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, client: HTTPClient = ObjectStorage.defaultClient) {
         self.bucket = bucket
         self.prefix = prefix.isEmpty || prefix.hasSuffix("/") ? prefix : prefix + "/"
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
@@ -86,28 +113,41 @@ public struct ObjectStorage: Sendable {
     }
 
     /// Storage named by `uri` (`s3://BUCKET` or `s3://BUCKET/PREFIX`), with credentials and
-    /// region found as the AWS tools find them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`
-    /// and `AWS_SESSION_TOKEN`, else the profile `AWS_PROFILE` (else `default`) of
-    /// `~/.aws/credentials` (or `AWS_SHARED_CREDENTIALS_FILE`); the region `region`, else
-    /// `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`. Without `endpoint`, Amazon
-    /// S3's own for the region, virtual-hosted.
+    /// region found as AWS's SDKs find them (the environment, the shared profile with its
+    /// roles and `credential_process`, web identity, the container's endpoint, the EC2
+    /// instance's metadata: `S3CredentialsLookup`), temporary ones had again before they
+    /// expire; the region `region`, else `AWS_REGION`, else `AWS_DEFAULT_REGION`, else
+    /// `us-east-1`. Without `endpoint`, Amazon S3's own for the region, virtual-hosted.
+    /// Credentials that must be fetched are fetched with the first request (``check()``).
     ///
     /// - Throws: `ObjectStorageError/invalidURI(_:)`, `ObjectStorageError/noCredentials`.
     public static func fromEnvironment(uri: String, endpoint: String? = nil, region: String? = nil, pathStyle: Bool = false,
                                        environment: [String: String] = ProcessInfo.processInfo.environment,
-                                       client: HTTPClient = .shared) throws -> ObjectStorage {
+                                       client: HTTPClient = ObjectStorage.defaultClient) throws -> ObjectStorage {
         guard uri.hasPrefix("s3://") else { throw ObjectStorageError.invalidURI(uri) }
         let rest = uri.dropFirst(5)
         let bucket = String(rest.prefix { $0 != "/" })
         guard Self.isBucketName(bucket) else { throw ObjectStorageError.invalidURI(uri) }
         let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
-        guard let found = S3CredentialsLookup.credentials(environment: environment, readFile: { try? String(contentsOfFile: $0, encoding: .utf8) }) else {
+        let region = region ?? S3CredentialsLookup.region(environment: environment) ?? "us-east-1"
+        guard let resolved = S3CredentialsLookup.resolve(environment: environment, region: region,
+                                                         readFile: { try? String(contentsOfFile: $0, encoding: .utf8) }) else {
             throw ObjectStorageError.noCredentials
         }
-        let region = region ?? S3CredentialsLookup.region(environment: environment) ?? "us-east-1"
-        return ObjectStorage(bucket: bucket, prefix: prefix, endpoint: endpoint ?? "https://s3.\(region).amazonaws.com", region: region,
-                             pathStyle: pathStyle, accessKeyID: found.credentials.accessKeyID, secretAccessKey: found.credentials.secretAccessKey,
-                             sessionToken: found.credentials.sessionToken, client: client)
+        let keys: S3Credentials
+        var cache: S3CredentialsCache?
+        switch resolved {
+        case .keys(let found): keys = found.credentials
+        case .provider(let provider):
+            keys = S3Credentials(accessKeyID: "", secretAccessKey: "")
+            cache = S3CredentialsCache(provider: provider)
+        }
+        var storage = ObjectStorage(bucket: bucket, prefix: prefix, endpoint: endpoint ?? "https://s3.\(region).amazonaws.com", region: region,
+                                    pathStyle: pathStyle, accessKeyID: keys.accessKeyID, secretAccessKey: keys.secretAccessKey,
+                                    sessionToken: keys.sessionToken, client: client)
+        storage.credentialsCache = cache
+        storage.credentialsSource = resolved.source
+        return storage
     }
 
     /// Whether `name` can be a bucket's: 3–63 lower-case letters, digits, `.` and `-`.

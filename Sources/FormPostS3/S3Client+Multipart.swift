@@ -30,41 +30,28 @@ extension S3Client {
     /// Copies the bytes `range` of the object `source` as part `number` of the multipart
     /// upload `uploadID` of `key` (`UploadPartCopy`): the store copies them, nothing passes
     /// through the receiver; returns the part. A copy that answers 200 and fails in its body
-    /// (S3 says to retry it) is sent again as a transient failure is.
+    /// fails as that error would (sent again when it is `InternalError`, as S3 says to).
     func copyPart(from source: String, range: Range<Int64>, number: Int, of key: String, uploadID: String) async throws -> ObjectPart {
         let what = "copying \(source) as part \(number) of \(key)"
         let fields: [SignatureV4.Field] = [
             ("x-amz-copy-source", "/" + storage.bucket + "/" + S3URIEncoding.encode(source, keepingSlash: true)),
             ("x-amz-copy-source-range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"),
         ]
-        var delay = Self.firstRetryDelay
-        var attempt = 1
-        while true {
-            let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], fields: fields, what: what)
-            if !answer.body.contains("<Error>"), let etag = S3XML.text(of: "ETag", in: answer.body) {
-                return ObjectPart(number: number, etag: etag, size: Int64(range.count))
-            }
-            guard attempt < Self.attempts else {
-                throw ObjectStorageError.refused(what: what, status: 500, code: S3XML.text(of: "Code", in: answer.body),
-                                                 message: S3XML.text(of: "Message", in: answer.body) ?? "no ETag in the answer")
-            }
-            try await Task.sleep(for: delay)
-            delay *= 2
-            attempt += 1
+        let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], fields: fields, what: what,
+                                    errorInBody: true)
+        guard let etag = S3XML.text(of: "ETag", in: answer.body) else {
+            throw ObjectStorageError.refused(what: what, status: answer.status, code: nil, message: "no ETag in the answer")
         }
+        return ObjectPart(number: number, etag: etag, size: Int64(range.count))
     }
 
-    /// Makes the object `key` from `parts` of the multipart upload `uploadID`.
+    /// Makes the object `key` from `parts` of the multipart upload `uploadID`. S3 may answer
+    /// 200 and fail the completion in the body: that fails as its error would (sent again
+    /// when it is `InternalError` or a throttling code).
     func completeMultipartUpload(of key: String, uploadID: String, parts: [ObjectPart]) async throws {
         let list = parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
-        let answer = try await send(.POST, key: key, query: [("uploadId", uploadID)],
-                                    body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"),
-                                    what: "completing the multipart upload of \(key)")
-        // S3 may answer 200 and then fail the completion in the body.
-        if answer.body.contains("<Error>") {
-            throw ObjectStorageError.refused(what: "completing the multipart upload of \(key)", status: answer.status,
-                                             code: S3XML.text(of: "Code", in: answer.body), message: S3XML.text(of: "Message", in: answer.body))
-        }
+        _ = try await send(.POST, key: key, query: [("uploadId", uploadID)],
+                           body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"), what: "completing the multipart upload of \(key)", errorInBody: true)
     }
 
     /// Aborts the multipart upload `uploadID` of `key`, best effort (what is left, the

@@ -10,8 +10,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Requests to an ``ObjectStorage``'s bucket: addressed (path- or virtual-hosted style),
-/// signed (Signature Version 4 over the body's SHA-256), sent, and sent again with backoff
-/// while the store answers as if busy (`ObjectStorageError/isTransient`).
+/// signed (Signature Version 4 over the body's SHA-256, with the credentials of the moment),
+/// sent, and sent again as AWS's standard retry mode does (``S3RetryStrategy``).
 struct S3Client: Sendable {
     /// An answer of the store: its status, fields and (at most the bytes asked for of) body.
     struct Answer: Sendable {
@@ -26,19 +26,15 @@ struct S3Client: Sendable {
     }
 
     let storage: ObjectStorage
-    private let signer: SignatureV4
     private let scheme: String
     private let authority: String
 
-    /// How often a request is sent in all while the store fails it transiently, and the
-    /// pause before the second (doubled before each next one).
-    static let attempts = 4
-    static let firstRetryDelay: Duration = .milliseconds(250)
+    /// How often a request is sent in all while the store fails it transiently: AWS's
+    /// standard retry mode's three (``S3RetryStrategy`` decides the pauses).
+    static let attempts = 3
 
     init(storage: ObjectStorage) {
         self.storage = storage
-        signer = SignatureV4(credentials: S3Credentials(accessKeyID: storage.accessKeyID, secretAccessKey: storage.secretAccessKey,
-                                                        sessionToken: storage.sessionToken), region: storage.region)
         let parts = storage.endpoint.split(separator: "://", maxSplits: 1)
         scheme = parts.count == 2 ? String(parts[0]).lowercased() : "https"
         let rest = parts.count == 2 ? parts[1] : parts[0]
@@ -53,59 +49,98 @@ struct S3Client: Sendable {
         return "/" + (object ?? "")
     }
 
+    /// A failed attempt, with what its answer said about retrying.
+    private struct FailedAttempt: Error {
+        let failure: ObjectStorageError
+        let retryAfter: Duration?
+        let serverDate: Date?
+        let signedAt: Date
+    }
+
     /// Sends `method` to `key` (the bucket itself without one) with `query` and `fields`
     /// (unencoded) and `body`, for `what` (said in errors), at most `attempts` times while it
-    /// fails transiently, each within `timeout` (AsyncHTTPClient tries to connect again and
-    /// again until then); returns a 2xx answer.
+    /// fails transiently (``S3RetryStrategy``: backoff with jitter, `Retry-After`, a clock
+    /// corrected, the bucket's retry quota), each within `timeout` (AsyncHTTPClient tries to
+    /// connect again and again until then); returns a 2xx answer. With `errorInBody`, a 200
+    /// whose body is S3's `<Error>` (as `CompleteMultipartUpload` and `UploadPartCopy` may
+    /// answer) fails as that error would. A redirect is never followed: the signature
+    /// names the host, and the request's credentials go nowhere else.
     ///
     /// - Throws: `ObjectStorageError/refused(what:status:code:message:)` for any other
     ///   answer (after the retries a transient one gets), `ObjectStorageError/unreachable(what:detail:)`.
     func send(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field] = [], fields: [SignatureV4.Field] = [],
               body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount = .minutes(5),
-              maxAnswerBytes: Int = 1 << 20) async throws -> Answer {
+              maxAnswerBytes: Int = 1 << 20, errorInBody: Bool = false) async throws -> Answer {
         let payloadHash = SignatureV4.hex(body.map { buffer in
             var hasher = SHA256Hasher()
             buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             return hasher.finalize()
         } ?? SHA256Hasher.digest(of: []))
-        var delay = Self.firstRetryDelay
         var attempt = 1
+        var lastRetryCost: Int?
         while true {
             do {
-                return try await sendOnce(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, what: what,
-                                          timeout: timeout, maxAnswerBytes: maxAnswerBytes)
-            } catch let error as ObjectStorageError where error.isTransient && attempt < attempts {
-                try await Task.sleep(for: delay)
-                delay *= 2
+                let answer = try await sendOnce(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, what: what,
+                                                timeout: timeout, maxAnswerBytes: maxAnswerBytes, errorInBody: errorInBody)
+                storage.retryQuota.succeeded(lastRetryCost: lastRetryCost)
+                return answer
+            } catch let failed as FailedAttempt {
+                switch S3RetryStrategy.decide(after: failed.failure, attempt: attempt, of: attempts, retryAfter: failed.retryAfter,
+                                              serverDate: failed.serverDate, signedAt: failed.signedAt, random: Double.random(in: 0..<1)) {
+                case .fail:
+                    throw failed.failure
+                case .correctClock(let offset):
+                    storage.clockOffset.adopt(storage.clockOffset.current + offset)
+                case .retry(let delay, let isTimeout):
+                    guard let cost = storage.retryQuota.takeRetry(afterTimeout: isTimeout) else { throw failed.failure }
+                    lastRetryCost = cost
+                    try await Task.sleep(for: delay)
+                }
                 attempt += 1
             }
         }
     }
 
     private func sendOnce(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field], fields: [SignatureV4.Field], body: ByteBuffer?,
-                          payloadHash: String, what: String, timeout: TimeAmount, maxAnswerBytes: Int) async throws -> Answer {
-        let request = prepared(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash)
+                          payloadHash: String, what: String, timeout: TimeAmount, maxAnswerBytes: Int, errorInBody: Bool) async throws -> Answer {
+        let signedAt = storage.clockOffset.now()
+        let request = try await prepared(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, at: signedAt)
         let response: HTTPClientResponse
         let bytes: ByteBuffer
         do {
             response = try await storage.client.execute(request, timeout: timeout)
             bytes = try await response.body.collect(upTo: maxAnswerBytes)
         } catch {
-            throw ObjectStorageError.unreachable(what: what, detail: String(describing: error))
+            throw FailedAttempt(failure: .unreachable(what: what, detail: String(describing: error)), retryAfter: nil, serverDate: nil, signedAt: signedAt)
         }
         let status = Int(response.status.code)
-        guard (200..<300).contains(status) else {
-            let text = String(buffer: bytes)
-            throw ObjectStorageError.refused(what: what, status: status, code: S3XML.text(of: "Code", in: text), message: S3XML.text(of: "Message", in: text))
+        let text = String(buffer: bytes)
+        guard (200..<300).contains(status), !(errorInBody && text.contains("<Error>")) else {
+            throw FailedAttempt(failure: Self.refusal(what: what, status: status, headers: response.headers, body: text),
+                                retryAfter: S3RetryStrategy.retryAfter(response.headers.first(name: "retry-after"), now: Date()),
+                                serverDate: response.headers.first(name: "date").flatMap(S3RetryStrategy.httpDate), signedAt: signedAt)
         }
         return Answer(status: status, headers: response.headers, bytes: bytes)
     }
 
+    /// The refusal an answer of `status` with `headers` and `body` (S3's XML error) says; a
+    /// redirect (S3's `PermanentRedirect` to the bucket's region) says where it pointed.
+    private static func refusal(what: String, status: Int, headers: HTTPHeaders, body: String) -> ObjectStorageError {
+        var message = S3XML.text(of: "Message", in: body)
+        if (300..<400).contains(status) {
+            let region = headers.first(name: "x-amz-bucket-region").map { "the bucket is in the region \($0); " } ?? ""
+            let location = headers.first(name: "location") ?? S3XML.text(of: "Endpoint", in: body) ?? "another address"
+            message = (message.map { $0 + ": " } ?? "") + region + "redirected to \(location), which is not followed (set the store's endpoint or region)"
+        }
+        return .refused(what: what, status: status, code: S3XML.text(of: "Code", in: body), message: message)
+    }
+
     /// `method` to `key` with `query`, `fields` and `body`, addressed and signed now.
     private func prepared(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field], fields: [SignatureV4.Field], body: ByteBuffer?,
-                          payloadHash: String) -> HTTPClientRequest {
+                          payloadHash: String, at date: Date) async throws -> HTTPClientRequest {
         let path = encodedPath(key: key)
-        let time = SigningTime(secondsSince1970: Int64(Date().timeIntervalSince1970))
+        let time = SigningTime(secondsSince1970: Int64(date.timeIntervalSince1970))
+        let signer = SignatureV4(credentials: try await storage.currentCredentials(), region: storage.region)
         let signed = signer.fields(method: method.rawValue, host: authority, encodedPath: path, query: query, fields: fields,
                                    payloadHash: payloadHash, at: time)
         let queryText = query.map { S3URIEncoding.encode($0.name) + "=" + S3URIEncoding.encode($0.value) }.joined(separator: "&")
@@ -123,7 +158,8 @@ struct S3Client: Sendable {
     /// - Throws: `ObjectStorageError` as ``send(_:key:query:fields:body:what:attempts:timeout:maxAnswerBytes:)``,
     ///   or what `each` throws.
     func read(_ key: String, what: String, timeout: TimeAmount = .minutes(30), each: (ByteBuffer) throws -> Void) async throws {
-        let request = prepared(.GET, key: key, query: [], fields: [], body: nil, payloadHash: SignatureV4.hex(SHA256Hasher.digest(of: [])))
+        let request = try await prepared(.GET, key: key, query: [], fields: [], body: nil, payloadHash: SignatureV4.hex(SHA256Hasher.digest(of: [])),
+                                         at: storage.clockOffset.now())
         let response: HTTPClientResponse
         do {
             response = try await storage.client.execute(request, timeout: timeout)
@@ -132,8 +168,7 @@ struct S3Client: Sendable {
         }
         guard response.status.code == 200 else {
             let text = String(buffer: (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer())
-            throw ObjectStorageError.refused(what: what, status: Int(response.status.code), code: S3XML.text(of: "Code", in: text),
-                                             message: S3XML.text(of: "Message", in: text))
+            throw Self.refusal(what: what, status: Int(response.status.code), headers: response.headers, body: text)
         }
         do {
             for try await buffer in response.body { try each(buffer) }

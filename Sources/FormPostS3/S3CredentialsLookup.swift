@@ -1,31 +1,119 @@
-/// Where the AWS tools look for credentials, in their order: the environment
-/// (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), then the profile
-/// `AWS_PROFILE` (else `default`) of the shared credentials file (`AWS_SHARED_CREDENTIALS_FILE`,
-/// else `~/.aws/credentials`); the region from `AWS_REGION`, else `AWS_DEFAULT_REGION`.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where AWS's SDKs look for credentials, in their order:
+/// 1. the environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`);
+/// 2. the profile `AWS_PROFILE` (else `default`) of the shared config file (`AWS_CONFIG_FILE`,
+///    else `~/.aws/config`, `[profile NAME]`) and credentials file (`AWS_SHARED_CREDENTIALS_FILE`,
+///    else `~/.aws/credentials`, `[NAME]`; its values win): a role (`role_arn` with
+///    `web_identity_token_file` or `source_profile`), else web identity from the environment
+///    (`AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN`), else the profile's keys, else its
+///    `credential_process`;
+/// 3. the container's endpoint (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`);
+/// 4. the EC2 instance's metadata (IMDSv2), unless `AWS_EC2_METADATA_DISABLED` is `true`.
+///
+/// The region comes from `AWS_REGION`, else `AWS_DEFAULT_REGION`.
 package enum S3CredentialsLookup {
+    /// Credentials as found: long-term keys, or a provider of temporary ones.
+    package enum Resolved: Sendable {
+        /// Keys that do not change.
+        case keys(Found)
+        /// Credentials fetched, and fetched again before they expire.
+        case provider(any S3CredentialsProvider)
+
+        /// Where they come from, for the start-up line.
+        package var source: String {
+            switch self {
+            case .keys(let found): found.source
+            case .provider(let provider): provider.source
+            }
+        }
+    }
+
+    /// The credentials `environment` leads to, the shared files read with `readFile` (which
+    /// returns nil for a file that is not there); nil only when the instance's metadata is
+    /// disabled and nothing else names any. STS is asked in `region`.
+    package static func resolve(environment: [String: String], region: String, readFile: (String) -> String?) -> Resolved? {
+        if let key = nonEmpty(environment["AWS_ACCESS_KEY_ID"]), let secret = nonEmpty(environment["AWS_SECRET_ACCESS_KEY"]) {
+            return .keys(Found(credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(environment["AWS_SESSION_TOKEN"])),
+                               source: "environment"))
+        }
+        let profileName = nonEmpty(environment["AWS_PROFILE"]) ?? "default"
+        let profile = profileValues(profileName, environment: environment, readFile: readFile)
+        let sts = nonEmpty(environment["AWS_ENDPOINT_URL_STS"]) ?? nonEmpty(environment["AWS_ENDPOINT_URL"]) ?? "https://sts.\(region).amazonaws.com"
+        let sessionName = nonEmpty(environment["AWS_ROLE_SESSION_NAME"]) ?? nonEmpty(profile.values["role_session_name"])
+            ?? "formpost-\(Int(Date().timeIntervalSince1970))"
+        if let role = nonEmpty(profile.values["role_arn"]) {
+            if let tokenFile = nonEmpty(profile.values["web_identity_token_file"]) {
+                return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName, assumption: .webIdentity(tokenFile: tokenFile),
+                                                   endpoint: sts, region: region))
+            }
+            if let sourceName = nonEmpty(profile.values["source_profile"]) {
+                let source = profileValues(sourceName, environment: environment, readFile: readFile)
+                if let keys = keys(in: source.values) {
+                    return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName,
+                                                       assumption: .sourceCredentials(keys, from: "the profile \(sourceName)"), endpoint: sts, region: region))
+                }
+            }
+        }
+        if let tokenFile = nonEmpty(environment["AWS_WEB_IDENTITY_TOKEN_FILE"]), let role = nonEmpty(environment["AWS_ROLE_ARN"]) {
+            return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName, assumption: .webIdentity(tokenFile: tokenFile), endpoint: sts, region: region))
+        }
+        if let keys = keys(in: profile.values) {
+            return .keys(Found(credentials: keys, source: "profile \(profileName) in \(profile.where)"))
+        }
+        if let command = nonEmpty(profile.values["credential_process"]) {
+            return .provider(S3ProcessCredentials(command: command, profile: profileName))
+        }
+        let tokenFile = nonEmpty(environment["AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"])
+        let token = nonEmpty(environment["AWS_CONTAINER_AUTHORIZATION_TOKEN"])
+        if let relative = nonEmpty(environment["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]) {
+            return .provider(S3ContainerCredentials(url: "http://169.254.170.2" + relative, tokenFile: tokenFile, token: token))
+        }
+        if let full = nonEmpty(environment["AWS_CONTAINER_CREDENTIALS_FULL_URI"]), S3ContainerCredentials.allows(full) {
+            return .provider(S3ContainerCredentials(url: full, tokenFile: tokenFile, token: token))
+        }
+        guard environment["AWS_EC2_METADATA_DISABLED"]?.lowercased() != "true" else { return nil }
+        var endpoint = nonEmpty(environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"]) ?? "http://169.254.169.254"
+        while endpoint.hasSuffix("/") { endpoint.removeLast() }
+        return .provider(S3InstanceCredentials(endpoint: endpoint))
+    }
+
+    /// The values of the profile `name`: its section of the config file (`[profile NAME]`,
+    /// or `[default]`) with those of its section of the credentials file (`[NAME]`) over
+    /// them, and where they were read.
+    private static func profileValues(_ name: String, environment: [String: String], readFile: (String) -> String?) -> (values: [String: String], where: String) {
+        let home = nonEmpty(environment["HOME"])
+        var values: [String: String] = [:]
+        var places: [String] = []
+        if let path = nonEmpty(environment["AWS_CONFIG_FILE"]) ?? home.map({ $0 + "/.aws/config" }), let text = readFile(path) {
+            let found = profileValues(name == "default" ? "default" : "profile " + name, in: text)
+            if !found.isEmpty { places.append(path) }
+            values.merge(found) { _, new in new }
+        }
+        if let path = nonEmpty(environment["AWS_SHARED_CREDENTIALS_FILE"]) ?? home.map({ $0 + "/.aws/credentials" }), let text = readFile(path) {
+            let found = profileValues(name, in: text)
+            if !found.isEmpty { places.append(path) }
+            values.merge(found) { _, new in new }
+        }
+        return (values, places.joined(separator: " and "))
+    }
+
+    /// The long-term keys among a profile's values.
+    private static func keys(in values: [String: String]) -> S3Credentials? {
+        guard let key = nonEmpty(values["aws_access_key_id"]), let secret = nonEmpty(values["aws_secret_access_key"]) else { return nil }
+        return S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(values["aws_session_token"]))
+    }
+
     /// What was found, and where, for a message that says which source was used.
     package struct Found: Sendable, Equatable {
         /// The credentials.
         package let credentials: S3Credentials
         /// `environment`, or `profile NAME in PATH`.
         package let source: String
-    }
-
-    /// The credentials `environment` names, or those of its profile in the credentials file
-    /// (read with `readFile`, which returns nil for a file that is not there); nil when
-    /// neither has a key and secret.
-    package static func credentials(environment: [String: String], readFile: (String) -> String?) -> Found? {
-        if let key = nonEmpty(environment["AWS_ACCESS_KEY_ID"]), let secret = nonEmpty(environment["AWS_SECRET_ACCESS_KEY"]) {
-            return Found(credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(environment["AWS_SESSION_TOKEN"])),
-                         source: "environment")
-        }
-        let profile = nonEmpty(environment["AWS_PROFILE"]) ?? "default"
-        guard let path = nonEmpty(environment["AWS_SHARED_CREDENTIALS_FILE"]) ?? nonEmpty(environment["HOME"]).map({ $0 + "/.aws/credentials" }),
-              let text = readFile(path) else { return nil }
-        let values = profileValues(profile, in: text)
-        guard let key = nonEmpty(values["aws_access_key_id"]), let secret = nonEmpty(values["aws_secret_access_key"]) else { return nil }
-        return Found(credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(values["aws_session_token"])),
-                     source: "profile \(profile) in \(path)")
     }
 
     /// `AWS_REGION`, else `AWS_DEFAULT_REGION`.

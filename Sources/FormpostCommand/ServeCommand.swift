@@ -121,7 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
           help: "Answer GET /metrics in Prometheus's text format: requests, bytes received, uploads created/completed/failed/expired by protocol, open connections. It answers whoever reaches the port.")
     var metrics = false
     @Option(name: .customLong("store"),
-            help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN or AWS_PROFILE). tus and IETF-draft uploads are kept in the bucket too (under PREFIX.tus/ and PREFIX.resumable/), so that every receiver on it can continue them; the store must honour conditional writes. Resumable multipart forms are then refused (415) and the upload page sends its forms in one request.")
+            help: "Store the files of multipart uploads in object storage instead of --dir: s3://BUCKET or s3://BUCKET/PREFIX (S3 or a compatible store; credentials found as AWS's SDKs find them: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, AWS_PROFILE with its role or credential_process, AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN, the container's endpoint, the EC2 instance's metadata). tus and IETF-draft uploads are kept in the bucket too (under PREFIX.tus/ and PREFIX.resumable/), so that every receiver on it can continue them; the store must honour conditional writes. Resumable multipart forms are then refused (415) and the upload page sends its forms in one request.")
     var store: String?
     @Option(name: .customLong("s3-endpoint"), help: "The object store's address (scheme, host, port), for a store other than Amazon S3: http://127.0.0.1:9000.")
     var s3Endpoint: String?
@@ -329,7 +329,7 @@ struct ServeCommand: AsyncParsableCommand {
             resumable?.completionFault = fault
         }
         let directory = objectStorage.map {
-            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\(!noTus || !noResumable ? ", " + $0.conditionsReport : ""))"
+            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\(!noTus || !noResumable ? ", " + $0.conditionsReport : ""); credentials from \($0.credentialsSource))"
         } ?? dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"

@@ -22,13 +22,26 @@ import Testing
         aws_access_key_id = AKIDONLY
         """
 
+    /// The keys found with `environment` (the instance's metadata disabled), the credentials
+    /// file `Self.file` unless `HOME` is given; nil when none, or a provider, was found.
     func lookup(_ environment: [String: String]) throws -> S3CredentialsLookup.Found? {
         let directory = try SampleDirectory()
         let path = directory.path + "/credentials"
         try Self.file.write(toFile: path, atomically: true, encoding: .utf8)
         var environment = environment
         if environment["HOME"] == nil { environment["AWS_SHARED_CREDENTIALS_FILE"] = path }
-        return S3CredentialsLookup.credentials(environment: environment) { try? String(contentsOfFile: $0, encoding: .utf8) }
+        return Self.keys(environment)
+    }
+
+    static func keys(_ environment: [String: String]) -> S3CredentialsLookup.Found? {
+        var environment = environment
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        guard case .keys(let found) = resolve(environment) else { return nil }
+        return found
+    }
+
+    static func resolve(_ environment: [String: String]) -> S3CredentialsLookup.Resolved? {
+        S3CredentialsLookup.resolve(environment: environment, region: "eu-west-1") { try? String(contentsOfFile: $0, encoding: .utf8) }
     }
 
     @Test func theEnvironmentComesFirst() throws {
@@ -50,11 +63,74 @@ import Testing
         let home = try SampleDirectory()
         try FileManager.default.createDirectory(atPath: home.path + "/.aws", withIntermediateDirectories: true)
         try Self.file.write(toFile: home.path + "/.aws/credentials", atomically: true, encoding: .utf8)
-        let found = S3CredentialsLookup.credentials(environment: ["HOME": home.path]) { try? String(contentsOfFile: $0, encoding: .utf8) }
-        #expect(found?.credentials.accessKeyID == "AKIDDEFAULT")
-        #expect(S3CredentialsLookup.credentials(environment: ["HOME": home.path + "/nowhere"]) { try? String(contentsOfFile: $0, encoding: .utf8) } == nil)
+        #expect(Self.keys(["HOME": home.path])?.credentials.accessKeyID == "AKIDDEFAULT")
+        #expect(Self.resolve(["HOME": home.path + "/nowhere", "AWS_EC2_METADATA_DISABLED": "TRUE"]) == nil)
         #expect(S3CredentialsLookup.region(environment: ["AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-east-2"]) == "eu-west-1")
         #expect(S3CredentialsLookup.region(environment: ["AWS_DEFAULT_REGION": "us-east-2"]) == "us-east-2")
         #expect(S3CredentialsLookup.region(environment: [:]) == nil)
+    }
+
+    @Test("roles, web identity, credential_process, the container and the instance, in AWS's order")
+    func providers() throws {
+        let home = try SampleDirectory()
+        try FileManager.default.createDirectory(atPath: home.path + "/.aws", withIntermediateDirectories: true)
+        try """
+            [profile deploy]
+            role_arn = arn:aws:iam::123456789012:role/deploy
+            source_profile = base
+            [profile base]
+            aws_access_key_id = AKIDCONFIG
+            aws_secret_access_key = from-config
+            [profile pod]
+            role_arn = arn:aws:iam::123456789012:role/pod
+            web_identity_token_file = /var/run/token
+            [profile tool]
+            credential_process = /usr/local/bin/creds --json
+            """.write(toFile: home.path + "/.aws/config", atomically: true, encoding: .utf8)
+        try "[base]\naws_secret_access_key = from-credentials\n".write(toFile: home.path + "/.aws/credentials", atomically: true, encoding: .utf8)
+        let base = ["HOME": home.path, "AWS_ENDPOINT_URL_STS": "http://127.0.0.1:9"]
+
+        let deploy = try #require(Self.resolve(base.merging(["AWS_PROFILE": "deploy"]) { $1 }))
+        guard case .provider(let role as S3RoleCredentials) = deploy, case .sourceCredentials(let keys, _) = role.assumption else {
+            Issue.record("deploy: \(deploy.source)"); return
+        }
+        #expect(role.roleARN == "arn:aws:iam::123456789012:role/deploy" && role.endpoint == "http://127.0.0.1:9")
+        #expect(keys == S3Credentials(accessKeyID: "AKIDCONFIG", secretAccessKey: "from-credentials"), "the credentials file's values win over the config's")
+        #expect(Self.keys(base.merging(["AWS_PROFILE": "base"]) { $1 })?.credentials.secretAccessKey == "from-credentials")
+
+        let pod = try #require(Self.resolve(base.merging(["AWS_PROFILE": "pod"]) { $1 }))
+        guard case .provider(let podRole as S3RoleCredentials) = pod, case .webIdentity(let file) = podRole.assumption else {
+            Issue.record("pod: \(pod.source)"); return
+        }
+        #expect(file == "/var/run/token")
+
+        let irsa = try #require(Self.resolve(["AWS_WEB_IDENTITY_TOKEN_FILE": "/t", "AWS_ROLE_ARN": "arn:aws:iam::1:role/r", "AWS_ROLE_SESSION_NAME": "s"]))
+        guard case .provider(let irsaRole as S3RoleCredentials) = irsa else { Issue.record("irsa: \(irsa.source)"); return }
+        #expect(irsaRole.sessionName == "s" && irsaRole.endpoint == "https://sts.eu-west-1.amazonaws.com")
+
+        let tool = try #require(Self.resolve(base.merging(["AWS_PROFILE": "tool"]) { $1 }))
+        guard case .provider(let process as S3ProcessCredentials) = tool else { Issue.record("tool: \(tool.source)"); return }
+        #expect(process.command == "/usr/local/bin/creds --json")
+
+        let relative = try #require(Self.resolve(["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/x"]))
+        guard case .provider(let task as S3ContainerCredentials) = relative else { Issue.record("relative: \(relative.source)"); return }
+        #expect(task.url == "http://169.254.170.2/v2/credentials/x")
+        let full = try #require(Self.resolve(["AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://127.0.0.1:80/creds", "AWS_CONTAINER_AUTHORIZATION_TOKEN": "t"]))
+        guard case .provider(let local as S3ContainerCredentials) = full else { Issue.record("full: \(full.source)"); return }
+        #expect(local.url == "http://127.0.0.1:80/creds" && local.token == "t")
+
+        // Plain HTTP to another host is no container endpoint: the instance's metadata comes next.
+        let remote = try #require(Self.resolve(["AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://example.com/creds"]))
+        guard case .provider(let instance as S3InstanceCredentials) = remote else { Issue.record("remote: \(remote.source)"); return }
+        #expect(instance.endpoint == "http://169.254.169.254")
+        let moved = try #require(Self.resolve(["AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:1/"]))
+        guard case .provider(let movedInstance as S3InstanceCredentials) = moved else { Issue.record("moved: \(moved.source)"); return }
+        #expect(movedInstance.endpoint == "http://127.0.0.1:1")
+    }
+
+    @Test("credentials are had again a quarter of their life (at most five minutes) before they expire")
+    func refreshWindow() {
+        #expect(S3CredentialsCache.refreshWindow(lifetime: .seconds(3600)) == .seconds(300))
+        #expect(S3CredentialsCache.refreshWindow(lifetime: .seconds(8)) == .seconds(2))
     }
 }

@@ -15,11 +15,12 @@ MARKER (a file) is created when the hold begins:
   s3_fault_proxy.py PORT UPSTREAM_PORT -1 SECONDS PUT .info MARKER
 Prints one line per request on standard output:
 `METHOD PATH?QUERY -> STATUS` (flushed), so that a test can count attempts."""
-import http.client
 import http.server
 import sys
 import threading
 import time
+
+from s3_forwarding import forward
 
 PORT, UPSTREAM, STATUS, COUNT = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 METHOD, NEEDLE = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else ("PUT", "partNumber=")
@@ -73,20 +74,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(text)
             print(f"{self.command} {self.path} -> {status}", flush=True)
             return
-        upstream = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=120)
-        upstream.request(self.command, self.path, body=body, headers={k: v for k, v in self.headers.items()})
-        answer = upstream.getresponse()
-        data = answer.read()
-        self.send_response(answer.status)
-        for name, value in answer.getheaders():
-            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
-        upstream.close()
-        print(f"{self.command} {self.path} -> {answer.status}", flush=True)
+        status = forward(self, body, UPSTREAM)
+        print(f"{self.command} {self.path} -> {status}", flush=True)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 

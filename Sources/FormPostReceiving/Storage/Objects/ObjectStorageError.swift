@@ -9,6 +9,9 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
     case refused(what: String, status: Int, code: String?, message: String?)
     /// The store could not be reached, or its connection failed, for `what`.
     case unreachable(what: String, detail: String)
+    /// The credentials could not be had, or renewed, from `source` (a role's, the container's,
+    /// the instance's): `detail` says why.
+    case credentialsUnavailable(source: String, detail: String)
 
     /// The failure, as a sentence.
     public var description: String {
@@ -22,19 +25,33 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
             return "the object store answered \(status) to \(what)" + (detail.isEmpty ? "" : " (\(detail))")
         case .unreachable(let what, let detail):
             return "the object store could not be reached for \(what): \(detail)"
+        case .credentialsUnavailable(let source, let detail):
+            return "no credentials for the object store from \(source): \(detail)"
         }
     }
 
-    /// Whether sending the same request again may succeed: a store busy or failing for a
-    /// moment (500, 502, 503, 504; S3's `SlowDown` is a 503), a request timeout (408), a
-    /// connection that failed.
+    /// Whether sending the same request again may succeed: a store busy (429, S3's
+    /// `SlowDown`, another throttling code) or failing for a moment (500, 502, 503, 504,
+    /// `InternalError`, a request timeout: 408, S3's `RequestTimeout`), a connection that
+    /// failed, credentials that could not be renewed just now.
     package var isTransient: Bool {
         switch self {
-        case .refused(_, let status, _, _): return [408, 500, 502, 503, 504].contains(status)
-        case .unreachable: return true
+        case .refused(_, let status, let code, _):
+            if let code, Self.transientCodes.contains(code) { return true }
+            return [408, 429, 500, 502, 503, 504].contains(status)
+        case .unreachable, .credentialsUnavailable: return true
         case .invalidURI, .noCredentials: return false
         }
     }
+
+    /// The codes of a store busy or failing for a moment, whatever the status: AWS's
+    /// throttling codes, `InternalError` and request timeouts.
+    package static let transientCodes: Set<String> = [
+        "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
+        "ProvisionedThroughputExceededException", "TransactionInProgressException", "RequestLimitExceeded", "BandwidthLimitExceeded",
+        "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete", "EC2ThrottledException",
+        "RequestTimeout", "RequestTimeoutException", "InternalError",
+    ]
 
     /// Whether the store says a multipart upload is not there (`NoSuchUpload`), or not with
     /// the parts named (`InvalidPart`): aborted, or its parts gone.

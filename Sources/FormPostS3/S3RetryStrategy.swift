@@ -1,0 +1,100 @@
+import FormPostReceiving
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// When a request to the store is sent again, and after how long: AWS's *standard* retry
+/// mode, as its SDKs implement it. Sans-IO: it decides from a failure and the attempt's
+/// number; the caller sleeps and sends.
+///
+/// - A request is sent again when the store was busy (429, or a throttling code such as
+///   `SlowDown`), failed for a moment (500, 502, 503, 504, `InternalError`,
+///   `RequestTimeout`, which S3 answers as a 400), or could not be reached.
+/// - The pause before attempt *n* + 1 is a random time between zero and
+///   2^(*n* − 1) seconds, at most 20 s (exponential backoff with full jitter), or what the
+///   answer's `Retry-After` asks when that is longer (at most 20 s as well).
+/// - A store whose clock is off signs' reach (`RequestTimeTooSkewed`): its clock, from the
+///   answer's `Date`, is adopted for the signatures (``S3ClockOffset``) and the request is
+///   sent again at once.
+/// - Each retry takes tokens from a quota the requests to one bucket share
+///   (``S3RetryQuota``): when the store fails everything, retries stop within a few
+///   requests instead of multiplying its load.
+package enum S3RetryStrategy {
+    /// What to do after a failed attempt.
+    package enum Decision: Equatable, Sendable {
+        /// Give up: the failure is the request's.
+        case fail
+        /// Send the request again after `delay`; `isTimeout` when the failure was the
+        /// connection's (a retry that costs the quota more).
+        case retry(after: Duration, isTimeout: Bool)
+        /// Sign with the store's clock, `offset` ahead of this one, and send again at once.
+        case correctClock(offset: Duration)
+    }
+
+    /// The longest pause between two attempts.
+    package static let maxBackoff: Duration = .seconds(20)
+
+    /// How far the store's clock may be from the one a signature was made with before a
+    /// skew error is taken for a clock to correct (S3 allows 15 minutes).
+    package static let skewTolerance: Duration = .seconds(60)
+
+    /// The codes with which a request is refused for the time it was signed at.
+    package static let skewCodes: Set<String> = [
+        "RequestTimeTooSkewed", "RequestExpired", "RequestInTheFuture", "InvalidSignatureException", "SignatureDoesNotMatch", "AuthFailure",
+    ]
+
+    /// What to do after attempt `attempt` (1 for the first) of at most `attempts` failed with
+    /// `failure`, whose answer asked to wait `retryAfter` and was dated `serverDate`; the
+    /// request was signed with the time `signedAt`. `random` is a number in 0..<1 (the jitter).
+    package static func decide(after failure: ObjectStorageError, attempt: Int, of attempts: Int, retryAfter: Duration?,
+                               serverDate: Date?, signedAt: Date, random: Double) -> Decision {
+        guard attempt < attempts else { return .fail }
+        // A refusal for the time signed at: by its code, or a 403 without one (a HEAD's answer has no body).
+        if case .refused(_, let status, let code, _) = failure, code.map(skewCodes.contains) ?? (status == 403), let serverDate {
+            let offset = serverDate.timeIntervalSince(signedAt)
+            // A skew within the tolerance is no skew: the signature was refused for another reason.
+            guard abs(offset) > Double(skewTolerance.components.seconds) else { return .fail }
+            return .correctClock(offset: .milliseconds(Int64(offset * 1000)))
+        }
+        guard isRetryable(failure) else { return .fail }
+        let exponent = min(attempt - 1, 30)
+        let backoff = min(Double(1 << exponent) * min(max(random, 0), 1), Double(maxBackoff.components.seconds))
+        var delay = Duration.milliseconds(Int64(backoff * 1000))
+        if let retryAfter { delay = max(delay, min(retryAfter, maxBackoff)) }
+        if case .unreachable = failure { return .retry(after: delay, isTimeout: true) }
+        return .retry(after: delay, isTimeout: false)
+    }
+
+    /// Whether sending the same request again may succeed (`ObjectStorageError/isTransient`;
+    /// credentials that could not be had were already tried again where they come from).
+    package static func isRetryable(_ failure: ObjectStorageError) -> Bool {
+        if case .credentialsUnavailable = failure { return false }
+        return failure.isTransient
+    }
+
+    /// The pause an answer's `Retry-After` asks for: seconds, or an HTTP date (after `now`).
+    package static func retryAfter(_ value: String?, now: Date) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value) { return seconds >= 0 ? .seconds(seconds) : nil }
+        guard let date = httpDate(value) else { return nil }
+        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as `Date` and `Retry-After` carry it.
+    package static func httpDate(_ text: String) -> Date? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[5] == "GMT",
+              let day = Int(parts[1]), let year = Int(parts[3]),
+              let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].firstIndex(of: String(parts[2])) else {
+            return nil
+        }
+        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 3, (1...31).contains(day), (0..<24).contains(clock[0]), (0..<60).contains(clock[1]), (0...60).contains(clock[2]) else {
+            return nil
+        }
+        let days = SigningTime.daysSince1970(year: Int64(year), month: Int64(month + 1), day: Int64(day))
+        return Date(timeIntervalSince1970: Double(days * 86_400 + Int64(clock[0] * 3600 + clock[1] * 60 + clock[2])))
+    }
+}
