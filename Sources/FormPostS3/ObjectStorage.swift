@@ -1,4 +1,5 @@
 import FormPostReceiving
+import FormPostDigests
 import AsyncHTTPClient
 #if canImport(Glibc)
 import Glibc
@@ -71,6 +72,14 @@ public struct ObjectStorage: Sendable {
     let retryQuota = S3RetryQuota()
     /// How far the store's clock is from this one, as a skewed signature's refusal showed.
     let clockOffset = S3ClockOffset()
+    /// Writes to one key spaced a second apart once the store answered one 429.
+    let keyWrites = S3KeyWriteSpacing()
+    /// Whether the store implements object tagging.
+    let tagging = S3Tagging()
+
+    /// Whether the store implements object tagging (the SHA-256 of a multipart object is its
+    /// tag `sha256`): true until ``check()`` or a tag finds that it does not (Cloudflare R2).
+    public var supportsTagging: Bool { tagging.isSupported }
 
     /// The client of object storage unless one is given: AsyncHTTPClient's, on NIOPosix's
     /// shared event loops, configured as its shared client but following no redirect and
@@ -120,7 +129,9 @@ public struct ObjectStorage: Sendable {
     /// `us-east-1`. Without `endpoint`, Amazon S3's own for the region, virtual-hosted.
     /// Credentials that must be fetched are fetched with the first request (``check()``).
     ///
-    /// - Throws: `ObjectStorageError/invalidURI(_:)`, `ObjectStorageError/noCredentials`.
+    /// - Throws: `ObjectStorageError/invalidURI(_:)`, `ObjectStorageError/noCredentials`,
+    ///   `ObjectStorageError/credentialsUnavailable(source:detail:)` for a profile that
+    ///   cannot be used.
     public static func fromEnvironment(uri: String, endpoint: String? = nil, region: String? = nil, pathStyle: Bool = false,
                                        environment: [String: String] = ProcessInfo.processInfo.environment,
                                        client: HTTPClient = ObjectStorage.defaultClient) throws -> ObjectStorage {
@@ -130,7 +141,7 @@ public struct ObjectStorage: Sendable {
         guard Self.isBucketName(bucket) else { throw ObjectStorageError.invalidURI(uri) }
         let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
         let region = region ?? S3CredentialsLookup.region(environment: environment) ?? "us-east-1"
-        guard let resolved = S3CredentialsLookup.resolve(environment: environment, region: region,
+        guard let resolved = try S3CredentialsLookup.resolve(environment: environment, region: region,
                                                          readFile: { try? String(contentsOfFile: $0, encoding: .utf8) }) else {
             throw ObjectStorageError.noCredentials
         }
@@ -169,8 +180,9 @@ public struct ObjectStorage: Sendable {
     }
 
     /// Checks that the bucket exists and takes an object under ``prefix`` from these
-    /// credentials: a `HEAD` of the bucket, then a small object written and removed (each
-    /// within 15 s, sent twice at most).
+    /// credentials: a `HEAD` of the bucket, then a small object written, tagged (finding
+    /// whether the store implements tagging: ``supportsTagging``) and removed (each within
+    /// 15 s, sent twice at most).
     ///
     /// - Throws: `ObjectStorageError` saying what the store answered.
     public func check() async throws {
@@ -184,6 +196,12 @@ public struct ObjectStorage: Sendable {
         }
         let probe = prefix + ".formpost-probe-" + UploadStore.randomName()
         _ = try await client.send(.PUT, key: probe, body: .init(string: "probe"), what: "writing a probe object", attempts: 2, timeout: .seconds(15))
+        do {
+            try await client.tagSHA256(of: probe, SignatureV4.hex(SHA256Hasher.digest(of: Array("probe".utf8))), probing: true)
+        } catch {
+            _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
+            throw error
+        }
         _ = try await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
     }
 
@@ -207,7 +225,7 @@ public struct ObjectStorage: Sendable {
                                             timeout: .seconds(15))
         let refusedAgain: Bool
         do {
-            _ = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "again"), what: what, attempts: 1,
+            _ = try await client.send(.PUT, key: probe, fields: [("if-none-match", "*")], body: .init(string: "again"), what: what, attempts: 2,
                                       timeout: .seconds(15))
             refusedAgain = false
         } catch ObjectStorageError.refused(_, let status, _, _) where status == 412 || status == 409 {
@@ -217,7 +235,7 @@ public struct ObjectStorage: Sendable {
         if refusedAgain {
             do {
                 _ = try await client.send(.PUT, key: probe, fields: [("if-match", "\"formpost-no-such-etag\"")], body: .init(string: "stale"),
-                                          what: "writing a probe object with a stale If-Match", attempts: 1, timeout: .seconds(15))
+                                          what: "writing a probe object with a stale If-Match", attempts: 2, timeout: .seconds(15))
             } catch let error as ObjectStorageError where error.isConditionFailure {
                 refusedStale = true
             }
@@ -229,7 +247,7 @@ public struct ObjectStorage: Sendable {
                 // The form taken must be held to as well: a stale unquoted ETag refused.
                 do {
                     _ = try await client.send(.PUT, key: probe, fields: [("if-match", "formpost-no-such-etag")], body: .init(string: "stale"),
-                                              what: "writing a probe object with a stale unquoted If-Match", attempts: 1, timeout: .seconds(15))
+                                              what: "writing a probe object with a stale unquoted If-Match", attempts: 2, timeout: .seconds(15))
                     refusedStale = false
                 } catch let error as ObjectStorageError where error.isConditionFailure {}
             }
@@ -238,8 +256,11 @@ public struct ObjectStorage: Sendable {
         let dates = await Self.datesMultipartUploads(probe + "-multipart", with: client)
         _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
         guard refusedAgain, refusedStale else {
+            let gcs = endpoint.lowercased().contains("storage.googleapis.com")
+                ? " (Google Cloud Storage's XML API honours If-Match and If-None-Match on reads only; its writes take x-goog-if-generation-match)" : ""
             throw ObjectStorageError.refused(what: what, status: 200, code: "ConditionalWritesIgnored",
-                                             message: "the store wrote over an existing object: it does not support conditional writes, which resumable uploads need")
+                                             message: "the store wrote over an existing object: it does not support conditional writes, which resumable uploads need"
+                                                + gcs + "; store forms only with resumable uploads switched off (formpost serve --no-tus --no-resumable)")
         }
         guard let unquoted else {
             throw ObjectStorageError.refused(what: "writing a probe object with If-Match on its own ETag", status: 412, code: "CorrectETagRefused",
@@ -266,7 +287,7 @@ public struct ObjectStorage: Sendable {
     private static func refusesStaleDelete(of probe: String, unquoted: Bool, with client: S3Client) async -> Bool {
         do {
             _ = try await client.send(.DELETE, key: probe, fields: [("if-match", unquoted ? "formpost-no-such-etag" : "\"formpost-no-such-etag\"")],
-                                      what: "removing a probe object with a stale If-Match", attempts: 1, timeout: .seconds(15))
+                                      what: "removing a probe object with a stale If-Match", attempts: 2, timeout: .seconds(15))
             return false
         } catch let error as ObjectStorageError where error.isConditionFailure {
             return true
@@ -290,7 +311,7 @@ public struct ObjectStorage: Sendable {
             let field = ("if-match", unquoted ? unquote(etag) : etag)
             do {
                 _ = try await client.send(.PUT, key: probe, fields: [field], body: .init(string: "probe"),
-                                          what: "writing a probe object with If-Match on its own ETag", attempts: 1, timeout: .seconds(15))
+                                          what: "writing a probe object with If-Match on its own ETag", attempts: 2, timeout: .seconds(15))
                 return unquoted
             } catch let error as ObjectStorageError where error.isConditionFailure {
                 continue

@@ -61,10 +61,16 @@ extension S3Client {
     }
 
     /// Tags the object `key` with its SHA-256 (`sha256`): a multipart object's, known only
-    /// once it is whole.
-    func tagSHA256(of key: String, _ sha256: String) async throws {
+    /// once it is whole. Nothing where the store implements no tagging (``S3Tagging``;
+    /// `probing`: the start-up probe's object, which tells it).
+    func tagSHA256(of key: String, _ sha256: String, probing: Bool = false) async throws {
         let tagging = "<Tagging><TagSet><Tag><Key>sha256</Key><Value>\(sha256)</Value></Tag></TagSet></Tagging>"
-        _ = try await send(.PUT, key: key, query: [("tagging", "")], body: ByteBuffer(string: tagging), what: "tagging \(key)")
+        guard storage.tagging.isSupported else { return }
+        do {
+            _ = try await send(.PUT, key: key, query: [("tagging", "")], body: ByteBuffer(string: tagging), what: "tagging \(key)")
+        } catch let failure as ObjectStorageError where S3Tagging.saysUnsupported(failure, probing: probing) {
+            storage.tagging.markUnsupported()
+        }
     }
 
     /// Sends a request whose answer does not matter (a removal, an abort, a release) in a

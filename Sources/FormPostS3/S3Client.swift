@@ -49,12 +49,22 @@ struct S3Client: Sendable {
         return "/" + (object ?? "")
     }
 
-    /// A failed attempt, with what its answer said about retrying.
+    /// A failed attempt, with what its answer said about retrying, and the moment (and the
+    /// clock's offset) it was signed with.
     private struct FailedAttempt: Error {
         let failure: ObjectStorageError
-        let retryAfter: Duration?
-        let serverDate: Date?
-        let signedAt: Date
+        var retryAfter: Duration?
+        var serverDate: Date?
+        let signed: Signed
+    }
+
+    /// A request as addressed and signed, and when, by which clock.
+    private struct Signed {
+        let request: HTTPClientRequest
+        /// The moment in the signature.
+        let at: Date
+        /// The offset of the store's clock it was signed with.
+        let offset: Duration
     }
 
     /// Sends `method` to `key` (the bucket itself without one) with `query` and `fields`
@@ -78,21 +88,29 @@ struct S3Client: Sendable {
         } ?? SHA256Hasher.digest(of: []))
         var attempt = 1
         var lastRetryCost: Int?
+        let spacedKey = Self.isWriteToObject(method, query: query) ? key : nil
         while true {
+            if let spacedKey {
+                let wait = storage.keyWrites.turn(for: spacedKey)
+                if wait > .zero { try await Task.sleep(for: wait) }
+            }
             do {
                 let answer = try await sendOnce(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, what: what,
                                                 timeout: timeout, maxAnswerBytes: maxAnswerBytes, errorInBody: errorInBody)
                 storage.retryQuota.succeeded(lastRetryCost: lastRetryCost)
                 return answer
             } catch let failed as FailedAttempt {
+                if spacedKey != nil, failed.failure.status == 429 { storage.keyWrites.enable() }
                 switch S3RetryStrategy.decide(after: failed.failure, attempt: attempt, of: attempts, retryAfter: failed.retryAfter,
-                                              serverDate: failed.serverDate, signedAt: failed.signedAt, random: Double.random(in: 0..<1)) {
+                                              serverDate: failed.serverDate, signedAt: failed.signed.at, random: Double.random(in: 0..<1)) {
                 case .fail:
                     throw failed.failure
                 case .correctClock(let offset):
-                    storage.clockOffset.adopt(storage.clockOffset.current + offset)
-                case .retry(let delay, let isTimeout):
-                    guard let cost = storage.retryQuota.takeRetry(afterTimeout: isTimeout) else { throw failed.failure }
+                    // From the clock this request was signed with: requests refused at once
+                    // all adopt the same offset, none adds to another's.
+                    storage.clockOffset.adopt(failed.signed.offset + offset)
+                case .retry(let delay, let isThrottling):
+                    guard let cost = storage.retryQuota.takeRetry(afterThrottling: isThrottling) else { throw failed.failure }
                     lastRetryCost = cost
                     try await Task.sleep(for: delay)
                 }
@@ -101,24 +119,43 @@ struct S3Client: Sendable {
         }
     }
 
+    /// Whether `method` with `query` writes the object itself (a `PUT`, a `DELETE`, its tags,
+    /// the completion of its multipart upload) rather than a part of it or its listing.
+    static func isWriteToObject(_ method: HTTPMethod, query: [SignatureV4.Field]) -> Bool {
+        let names = Set(query.map(\.name))
+        switch method {
+        case .PUT: return !names.contains("partNumber")
+        case .DELETE: return !names.contains("uploadId")
+        case .POST: return names.contains("uploadId")
+        default: return false
+        }
+    }
+
     private func sendOnce(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field], fields: [SignatureV4.Field], body: ByteBuffer?,
                           payloadHash: String, what: String, timeout: TimeAmount, maxAnswerBytes: Int, errorInBody: Bool) async throws -> Answer {
-        let signedAt = storage.clockOffset.now()
-        let request = try await prepared(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, at: signedAt)
+        let signed = try await prepared(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash)
         let response: HTTPClientResponse
-        let bytes: ByteBuffer
         do {
-            response = try await storage.client.execute(request, timeout: timeout)
-            bytes = try await response.body.collect(upTo: maxAnswerBytes)
+            response = try await storage.client.execute(signed.request, timeout: timeout)
         } catch {
-            throw FailedAttempt(failure: .unreachable(what: what, detail: String(describing: error)), retryAfter: nil, serverDate: nil, signedAt: signedAt)
+            throw FailedAttempt(failure: .unreachable(what: what, detail: String(describing: error)), signed: signed)
         }
         let status = Int(response.status.code)
+        let bytes: ByteBuffer
+        do {
+            bytes = try await response.body.collect(upTo: maxAnswerBytes)
+        } catch is NIOTooManyBytesError {
+            // Not a failure of the moment: the same answer would come again.
+            throw ObjectStorageError.refused(what: what, status: status, code: nil, message: "an answer longer than \(maxAnswerBytes) bytes")
+        } catch {
+            throw FailedAttempt(failure: .unreachable(what: what, detail: String(describing: error)), signed: signed)
+        }
         let text = String(buffer: bytes)
         guard (200..<300).contains(status), !(errorInBody && text.contains("<Error>")) else {
             throw FailedAttempt(failure: Self.refusal(what: what, status: status, headers: response.headers, body: text),
-                                retryAfter: S3RetryStrategy.retryAfter(response.headers.first(name: "retry-after"), now: Date()),
-                                serverDate: response.headers.first(name: "date").flatMap(S3RetryStrategy.httpDate), signedAt: signedAt)
+                                retryAfter: S3RetryStrategy.retryAfter(milliseconds: response.headers.first(name: "x-amz-retry-after"),
+                                                                       response.headers.first(name: "retry-after"), now: Date()),
+                                serverDate: response.headers.first(name: "date").flatMap(S3RetryStrategy.httpDate), signed: signed)
         }
         return Answer(status: status, headers: response.headers, bytes: bytes)
     }
@@ -135,12 +172,15 @@ struct S3Client: Sendable {
         return .refused(what: what, status: status, code: S3XML.text(of: "Code", in: body), message: message)
     }
 
-    /// `method` to `key` with `query`, `fields` and `body`, addressed and signed now.
+    /// `method` to `key` with `query`, `fields` and `body`, addressed and signed now (once
+    /// the credentials are had, by the store's clock as far as it is known).
     private func prepared(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field], fields: [SignatureV4.Field], body: ByteBuffer?,
-                          payloadHash: String, at date: Date) async throws -> HTTPClientRequest {
+                          payloadHash: String) async throws -> Signed {
         let path = encodedPath(key: key)
-        let time = SigningTime(secondsSince1970: Int64(date.timeIntervalSince1970))
         let signer = SignatureV4(credentials: try await storage.currentCredentials(), region: storage.region)
+        let offset = storage.clockOffset.current
+        let date = Date().addingTimeInterval(Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18)
+        let time = SigningTime(secondsSince1970: Int64(date.timeIntervalSince1970))
         let signed = signer.fields(method: method.rawValue, host: authority, encodedPath: path, query: query, fields: fields,
                                    payloadHash: payloadHash, at: time)
         let queryText = query.map { S3URIEncoding.encode($0.name) + "=" + S3URIEncoding.encode($0.value) }.joined(separator: "&")
@@ -149,7 +189,7 @@ struct S3Client: Sendable {
         request.headers.add(name: "host", value: authority)
         for field in fields + signed { request.headers.add(name: field.name, value: field.value) }
         if let body { request.body = .bytes(body) }
-        return request
+        return Signed(request: request, at: date, offset: offset)
     }
 
     /// Reads the object `key` from its beginning, handing each buffer to `each` as it
@@ -158,8 +198,7 @@ struct S3Client: Sendable {
     /// - Throws: `ObjectStorageError` as ``send(_:key:query:fields:body:what:attempts:timeout:maxAnswerBytes:)``,
     ///   or what `each` throws.
     func read(_ key: String, what: String, timeout: TimeAmount = .minutes(30), each: (ByteBuffer) throws -> Void) async throws {
-        let request = try await prepared(.GET, key: key, query: [], fields: [], body: nil, payloadHash: SignatureV4.hex(SHA256Hasher.digest(of: [])),
-                                         at: storage.clockOffset.now())
+        let request = try await prepared(.GET, key: key, query: [], fields: [], body: nil, payloadHash: SignatureV4.hex(SHA256Hasher.digest(of: []))).request
         let response: HTTPClientResponse
         do {
             response = try await storage.client.execute(request, timeout: timeout)

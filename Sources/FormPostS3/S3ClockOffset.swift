@@ -1,9 +1,4 @@
 import Synchronization
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// How far the store's clock is ahead of this machine's, as its answer to a request refused
 /// for the time it was signed at (`RequestTimeTooSkewed`) showed: requests to the bucket are
@@ -21,9 +16,4 @@ package final class S3ClockOffset: Sendable {
         self.offset.withLock { $0 = offset }
     }
 
-    /// The time to sign with now.
-    package func now() -> Date {
-        let (seconds, attoseconds) = current.components
-        return Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-    }
 }

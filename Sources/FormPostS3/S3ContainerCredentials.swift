@@ -18,15 +18,26 @@ struct S3ContainerCredentials: S3CredentialsProvider {
 
     var source: String { "the container's endpoint \(url)" }
 
-    /// Whether a full URI may be asked over plain HTTP: only on this machine or at the
-    /// addresses of ECS and EKS, as AWS's SDKs allow.
+    /// Whether a full URI may be asked: over HTTPS anywhere; over plain HTTP only at a
+    /// loopback address (`127.0.0.0/8`, `::1`, `localhost`) or ECS's and EKS's
+    /// (`169.254.170.2`, `169.254.170.23`, `fd00:ec2::23`), as AWS's SDKs allow; never with
+    /// a user name in the address.
     static func allows(_ url: String) -> Bool {
-        if url.lowercased().hasPrefix("https://") { return true }
-        guard url.lowercased().hasPrefix("http://") else { return false }
-        let host = S3RoleCredentials.authority(of: url)
-        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.prefix { $0 != ":" })
-        return name == "localhost" || name.hasPrefix("127.") || name == "[::1]" || name == "169.254.170.2" || name == "169.254.170.23"
-            || name.lowercased() == "[fd00:ec2::23]"
+        let lowered = url.lowercased()
+        guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://") else { return false }
+        let authority = S3RoleCredentials.authority(of: lowered)
+        guard !authority.contains("@") else { return false }
+        if lowered.hasPrefix("https://") { return true }
+        let host: String
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return false }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+        } else {
+            host = String(authority.prefix { $0 != ":" })
+        }
+        if ["localhost", "::1", "169.254.170.2", "169.254.170.23", "fd00:ec2::23"].contains(host) { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     func fetch() async throws -> S3Credentials {

@@ -1,3 +1,4 @@
+import FormPostReceiving
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -36,7 +37,12 @@ package enum S3CredentialsLookup {
     /// The credentials `environment` leads to, the shared files read with `readFile` (which
     /// returns nil for a file that is not there); nil only when the instance's metadata is
     /// disabled and nothing else names any. STS is asked in `region`.
-    package static func resolve(environment: [String: String], region: String, readFile: (String) -> String?) -> Resolved? {
+    ///
+    /// - Throws: `ObjectStorageError/credentialsUnavailable(source:detail:)` for a profile
+    ///   named that is in neither file, a role it cannot assume (`credential_source`, a
+    ///   chained role), or an SSO profile — rather than the next source's credentials,
+    ///   which would be another identity's.
+    package static func resolve(environment: [String: String], region: String, readFile: (String) -> String?) throws -> Resolved? {
         if let key = nonEmpty(environment["AWS_ACCESS_KEY_ID"]), let secret = nonEmpty(environment["AWS_SECRET_ACCESS_KEY"]) {
             return .keys(Found(credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(environment["AWS_SESSION_TOKEN"])),
                                source: "environment"))
@@ -46,6 +52,10 @@ package enum S3CredentialsLookup {
         let sts = nonEmpty(environment["AWS_ENDPOINT_URL_STS"]) ?? nonEmpty(environment["AWS_ENDPOINT_URL"]) ?? "https://sts.\(region).amazonaws.com"
         let sessionName = nonEmpty(environment["AWS_ROLE_SESSION_NAME"]) ?? nonEmpty(profile.values["role_session_name"])
             ?? "formpost-\(Int(Date().timeIntervalSince1970))"
+        let source = "the profile \(profileName)"
+        if let named = nonEmpty(environment["AWS_PROFILE"]), profile.values.isEmpty {
+            throw ObjectStorageError.credentialsUnavailable(source: source, detail: "AWS_PROFILE=\(named) names no profile of the shared config or credentials file")
+        }
         if let role = nonEmpty(profile.values["role_arn"]) {
             if let tokenFile = nonEmpty(profile.values["web_identity_token_file"]) {
                 return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName, assumption: .webIdentity(tokenFile: tokenFile),
@@ -58,6 +68,12 @@ package enum S3CredentialsLookup {
                                                        assumption: .sourceCredentials(keys, from: "the profile \(sourceName)"), endpoint: sts, region: region))
                 }
             }
+            throw ObjectStorageError.credentialsUnavailable(
+                source: source, detail: "its role_arn needs web_identity_token_file, or source_profile naming a profile with keys (credential_source and chained roles are not read)")
+        }
+        if keys(in: profile.values) == nil, profile.values.keys.contains(where: { $0.hasPrefix("sso_") }) {
+            throw ObjectStorageError.credentialsUnavailable(
+                source: source, detail: "SSO profiles are not read: set credential_process = aws configure export-credentials --profile \(profileName) --format process")
         }
         if let tokenFile = nonEmpty(environment["AWS_WEB_IDENTITY_TOKEN_FILE"]), let role = nonEmpty(environment["AWS_ROLE_ARN"]) {
             return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName, assumption: .webIdentity(tokenFile: tokenFile), endpoint: sts, region: region))

@@ -46,12 +46,20 @@ enum S3CredentialsRequest {
         let Token: String?
         let SessionToken: String?
         let Expiration: String?
+        /// `credential_process`'s output format, which must be 1.
+        let Version: Int?
     }
 
-    /// The credentials of a JSON answer, for `source`.
-    static func credentials(fromJSON body: String, source: String) throws -> S3Credentials {
+    /// The credentials of a JSON answer, for `source` (with `Version` 1 when `versioned`,
+    /// as `credential_process` must print).
+    static func credentials(fromJSON body: String, source: String, versioned: Bool = false) throws -> S3Credentials {
         guard let json = try? JSONDecoder().decode(JSONCredentials.self, from: Data(body.utf8)) else {
-            throw ObjectStorageError.credentialsUnavailable(source: source, detail: "the answer is not credentials: \(body.prefix(200))")
+            // Never the answer itself: it may hold a secret.
+            throw ObjectStorageError.credentialsUnavailable(
+                source: source, detail: "the answer (\(body.utf8.count) bytes) is not JSON with AccessKeyId, SecretAccessKey and a string Expiration")
+        }
+        if versioned, json.Version != 1 {
+            throw ObjectStorageError.credentialsUnavailable(source: source, detail: "the output's Version is \(json.Version.map(String.init) ?? "missing"), not 1")
         }
         return S3Credentials(accessKeyID: json.AccessKeyId, secretAccessKey: json.SecretAccessKey, sessionToken: json.Token ?? json.SessionToken,
                              expiration: try json.Expiration.map { try date($0, source: source) })

@@ -1,16 +1,16 @@
 import Synchronization
 
-/// The tokens the retries of requests to one bucket take, as AWS's standard retry mode
-/// keeps them: 500 to begin with; a retry takes 5 (10 after a connection that failed or
-/// timed out) and is not made when too few are left; a request that succeeds gives back
-/// what its last retry took, or 1 when it needed none, up to the 500.
+/// The tokens the retries of requests to one bucket take, as AWS's standard retry mode keeps
+/// them (botocore 1.44's `RetryQuotaChecker`): 500 to begin with; a retry takes 14 (5 after
+/// a throttling answer) and is not made when too few are left; a request that succeeds gives
+/// back what its last retry took, or 1 when it needed none, up to the 500.
 package final class S3RetryQuota: Sendable {
     /// The tokens at most, and at first.
     package static let capacity = 500
     /// What a retry takes.
-    package static let retryCost = 5
-    /// What a retry after a failed or timed-out connection takes.
-    package static let timeoutRetryCost = 10
+    package static let retryCost = 14
+    /// What a retry after a throttling answer (429, `SlowDown`, …) takes.
+    package static let throttlingRetryCost = 5
 
     private let tokens = Mutex(S3RetryQuota.capacity)
 
@@ -20,8 +20,8 @@ package final class S3RetryQuota: Sendable {
     package var available: Int { tokens.withLock { $0 } }
 
     /// Takes the tokens for one retry; nil (taking none) when too few are left.
-    package func takeRetry(afterTimeout: Bool) -> Int? {
-        let cost = afterTimeout ? Self.timeoutRetryCost : Self.retryCost
+    package func takeRetry(afterThrottling: Bool) -> Int? {
+        let cost = afterThrottling ? Self.throttlingRetryCost : Self.retryCost
         return tokens.withLock { tokens in
             guard tokens >= cost else { return nil }
             tokens -= cost

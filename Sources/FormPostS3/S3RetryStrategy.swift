@@ -6,30 +6,32 @@ import Foundation
 #endif
 
 /// When a request to the store is sent again, and after how long: AWS's *standard* retry
-/// mode, as its SDKs implement it. Sans-IO: it decides from a failure and the attempt's
-/// number; the caller sleeps and sends.
+/// mode, as botocore 1.44 implements it. Sans-IO: it decides from a failure and the
+/// attempt's number; the caller sleeps and sends.
 ///
 /// - A request is sent again when the store was busy (429, or a throttling code such as
 ///   `SlowDown`), failed for a moment (500, 502, 503, 504, `InternalError`,
 ///   `RequestTimeout`, which S3 answers as a 400), or could not be reached.
-/// - The pause before attempt *n* + 1 is a random time between zero and
-///   2^(*n* − 1) seconds, at most 20 s (exponential backoff with full jitter), or what the
-///   answer's `Retry-After` asks when that is longer (at most 20 s as well).
-/// - A store whose clock is off signs' reach (`RequestTimeTooSkewed`): its clock, from the
-///   answer's `Date`, is adopted for the signatures (``S3ClockOffset``) and the request is
-///   sent again at once.
+/// - The pause before attempt *n* + 1 is a random part of 2^(*n* − 1) × 1 s after a
+///   throttling answer, × 50 ms after another failure, at most 20 s (exponential backoff
+///   with full jitter); or what the answer's `x-amz-retry-after` (milliseconds) or
+///   `Retry-After` (seconds, or a date) asks when that is longer, by 5 s at most.
+/// - A store whose clock is beyond a signature's reach (`RequestTimeTooSkewed`): its clock,
+///   from the answer's `Date`, is adopted for the signatures (``S3ClockOffset``) and the
+///   request is sent again at once.
 /// - Each retry takes tokens from a quota the requests to one bucket share
-///   (``S3RetryQuota``): when the store fails everything, retries stop within a few
+///   (``S3RetryQuota``): when the store fails everything, retries stop within a few dozen
 ///   requests instead of multiplying its load.
 package enum S3RetryStrategy {
     /// What to do after a failed attempt.
     package enum Decision: Equatable, Sendable {
         /// Give up: the failure is the request's.
         case fail
-        /// Send the request again after `delay`; `isTimeout` when the failure was the
-        /// connection's (a retry that costs the quota more).
-        case retry(after: Duration, isTimeout: Bool)
-        /// Sign with the store's clock, `offset` ahead of this one, and send again at once.
+        /// Send the request again after `delay`; `isThrottling` when the store said it was
+        /// busy (a retry that costs the quota less).
+        case retry(after: Duration, isThrottling: Bool)
+        /// Sign with the store's clock, `offset` ahead of the clock the refused request was
+        /// signed with, and send again at once.
         case correctClock(offset: Duration)
     }
 
@@ -59,12 +61,22 @@ package enum S3RetryStrategy {
             return .correctClock(offset: .milliseconds(Int64(offset * 1000)))
         }
         guard isRetryable(failure) else { return .fail }
+        let throttling = isThrottling(failure)
         let exponent = min(attempt - 1, 30)
-        let backoff = min(Double(1 << exponent) * min(max(random, 0), 1), Double(maxBackoff.components.seconds))
-        var delay = Duration.milliseconds(Int64(backoff * 1000))
-        if let retryAfter { delay = max(delay, min(retryAfter, maxBackoff)) }
-        if case .unreachable = failure { return .retry(after: delay, isTimeout: true) }
-        return .retry(after: delay, isTimeout: false)
+        let scale = throttling ? 1.0 : 0.05
+        let ceiling = min(scale * Double(1 << exponent), Double(maxBackoff.components.seconds))
+        var delay = Duration.milliseconds(Int64(ceiling * min(max(random, 0), 1) * 1000))
+        if let retryAfter { delay = max(delay, min(retryAfter, delay + maxRetryAfterExtra)) }
+        return .retry(after: delay, isThrottling: throttling)
+    }
+
+    /// The most a `Retry-After` lengthens the pause backoff chose.
+    package static let maxRetryAfterExtra: Duration = .seconds(5)
+
+    /// Whether the store said it was busy: 429, or a throttling code.
+    package static func isThrottling(_ failure: ObjectStorageError) -> Bool {
+        guard case .refused(_, let status, let code, _) = failure else { return false }
+        return status == 429 || (code.map(ObjectStorageError.throttlingCodes.contains) ?? false)
     }
 
     /// Whether sending the same request again may succeed (`ObjectStorageError/isTransient`;
@@ -74,7 +86,16 @@ package enum S3RetryStrategy {
         return failure.isTransient
     }
 
-    /// The pause an answer's `Retry-After` asks for: seconds, or an HTTP date (after `now`).
+    /// The pause an answer asks for: `x-amz-retry-after` in milliseconds, else `Retry-After`
+    /// in seconds or as an HTTP date (after `now`).
+    package static func retryAfter(milliseconds: String?, _ value: String?, now: Date) -> Duration? {
+        if let milliseconds = milliseconds.flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), milliseconds >= 0 {
+            return .milliseconds(milliseconds)
+        }
+        return retryAfter(value, now: now)
+    }
+
+    /// The pause a `Retry-After` asks for: seconds, or an HTTP date (after `now`).
     package static func retryAfter(_ value: String?, now: Date) -> Duration? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if let seconds = Int(value) { return seconds >= 0 ? .seconds(seconds) : nil }

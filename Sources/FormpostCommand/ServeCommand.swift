@@ -329,7 +329,7 @@ struct ServeCommand: AsyncParsableCommand {
             resumable?.completionFault = fault
         }
         let directory = objectStorage.map {
-            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\(!noTus || !noResumable ? ", " + $0.conditionsReport : ""); credentials from \($0.credentialsSource))"
+            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\(!noTus || !noResumable ? ", " + $0.conditionsReport : "")\($0.supportsTagging ? "" : ", no object tagging"); credentials from \($0.credentialsSource))"
         } ?? dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"

@@ -41,7 +41,11 @@ import Testing
     }
 
     static func resolve(_ environment: [String: String]) -> S3CredentialsLookup.Resolved? {
-        S3CredentialsLookup.resolve(environment: environment, region: "eu-west-1") { try? String(contentsOfFile: $0, encoding: .utf8) }
+        try? resolving(environment)
+    }
+
+    static func resolving(_ environment: [String: String]) throws -> S3CredentialsLookup.Resolved? {
+        try S3CredentialsLookup.resolve(environment: environment, region: "eu-west-1") { try? String(contentsOfFile: $0, encoding: .utf8) }
     }
 
     @Test func theEnvironmentComesFirst() throws {
@@ -86,6 +90,12 @@ import Testing
             web_identity_token_file = /var/run/token
             [profile tool]
             credential_process = /usr/local/bin/creds --json
+            [profile chained]
+            role_arn = arn:aws:iam::123456789012:role/chained
+            source_profile = deploy
+            [profile company]
+            sso_session = company
+            sso_account_id = 123456789012
             """.write(toFile: home.path + "/.aws/config", atomically: true, encoding: .utf8)
         try "[base]\naws_secret_access_key = from-credentials\n".write(toFile: home.path + "/.aws/credentials", atomically: true, encoding: .utf8)
         let base = ["HOME": home.path, "AWS_ENDPOINT_URL_STS": "http://127.0.0.1:9"]
@@ -126,11 +136,74 @@ import Testing
         let moved = try #require(Self.resolve(["AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:1/"]))
         guard case .provider(let movedInstance as S3InstanceCredentials) = moved else { Issue.record("moved: \(moved.source)"); return }
         #expect(movedInstance.endpoint == "http://127.0.0.1:1")
+
+        // What would fall through to another identity's credentials is refused instead.
+        for (profile, reason) in [("nowhere", "names no profile"), ("chained", "role_arn needs"), ("company", "SSO profiles are not read")] {
+            #expect {
+                _ = try Self.resolving(base.merging(["AWS_PROFILE": profile]) { $1 })
+            } throws: { error in
+                "\(error)".contains(reason)
+            }
+        }
+        for refused in ["http://127.0.0.1@attacker.example/creds", "http://127.attacker.example/creds", "http://[::2]/creds", "ftp://127.0.0.1/creds"] {
+            #expect(!S3ContainerCredentials.allows(refused), "\(refused)")
+        }
+        for allowed in ["http://127.0.0.1:80/creds", "http://localhost/creds", "http://[::1]:8080/creds", "http://169.254.170.23/v1/credentials",
+                        "https://credentials.example.com/creds"] {
+            #expect(S3ContainerCredentials.allows(allowed), "\(allowed)")
+        }
     }
 
     @Test("credentials are had again a quarter of their life (at most five minutes) before they expire")
     func refreshWindow() {
         #expect(S3CredentialsCache.refreshWindow(lifetime: .seconds(3600)) == .seconds(300))
         #expect(S3CredentialsCache.refreshWindow(lifetime: .seconds(8)) == .seconds(2))
+    }
+
+    /// Hands out credentials living `lifetime` seconds, counting its fetches; fails while `failing`.
+    final class CountingProvider: S3CredentialsProvider, @unchecked Sendable {
+        let source = "a test's provider"
+        let lock = NSLock()
+        var fetches = 0
+        var failing = false
+        var lifetime: TimeInterval
+
+        init(lifetime: TimeInterval) { self.lifetime = lifetime }
+
+        func fetch() async throws -> S3Credentials {
+            try await Task.sleep(for: .milliseconds(50))
+            let (count, failing, lifetime) = lock.withLock { () -> (Int, Bool, TimeInterval) in
+                fetches += 1
+                return (fetches, self.failing, self.lifetime)
+            }
+            if failing { throw ObjectStorageError.credentialsUnavailable(source: source, detail: "failing") }
+            return S3Credentials(accessKeyID: "AKID\(count)", secretAccessKey: "s", sessionToken: "t", expiration: Date().addingTimeInterval(lifetime))
+        }
+    }
+
+    @Test("the cache: one fetch for many waiting; the held credentials served while a renewal fails until the mandatory window; expired ones refused")
+    func cache() async throws {
+        let provider = CountingProvider(lifetime: 3600)
+        let cache = S3CredentialsCache(provider: provider)
+        let keys = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 { group.addTask { try await cache.current().accessKeyID } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(keys == ["AKID1"] && provider.fetches == 1)
+        #expect(try await cache.current().accessKeyID == "AKID1", "held, far from its expiry")
+
+        // In the advisory window (the last 5 minutes of an hour) with the provider failing:
+        // the held credentials, and a fetch tried behind them.
+        provider.lock.withLock { provider.failing = true }
+        let advisory = Date().addingTimeInterval(3600 - 200)
+        #expect(try await cache.current(now: advisory).accessKeyID == "AKID1")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(provider.fetches == 2)
+        // In the mandatory window (the last 2.5 minutes): a failed renewal fails the request.
+        await #expect(throws: ObjectStorageError.self) { try await cache.current(now: Date().addingTimeInterval(3600 - 100)) }
+
+        // Credentials handed out already expired are refused.
+        let expired = CountingProvider(lifetime: -1)
+        await #expect(throws: ObjectStorageError.self) { try await S3CredentialsCache(provider: expired).current() }
     }
 }

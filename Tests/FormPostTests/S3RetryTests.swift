@@ -53,13 +53,13 @@ import Testing
         "status:503:SlowDown", "status:400:RequestTimeout", "status:500:InternalError",
     ])
     func transientAnswersRetried(mode: String) async throws {
-        let (_, lines) = try await throughProxy(mode, count: 2, method: "PUT", needle: "twice") { storage, _ in
+        let (_, twice) = try await throughProxy(mode, count: 2, method: "PUT", needle: "twice") { storage, _ in
             _ = try await S3Client(storage: storage).send(.PUT, key: "uploads/twice", body: ByteBuffer(string: "hello"), what: "a test write")
         }
         let status = String(mode.split(separator: ":")[1])
-        let statuses = lines.filter { $0.text.hasPrefix("PUT ") }.map { String($0.text.split(separator: " ").last ?? "") }
+        let statuses = twice.filter { $0.text.hasPrefix("PUT ") }.map { String($0.text.split(separator: " ").last ?? "") }
         #expect(statuses == [status, status, "200"], "\(statuses)")
-        let (failure, _) = try await throughProxy(mode, count: 3, method: "PUT", needle: "thrice") { storage, _ -> ObjectStorageError? in
+        let (failure, lines) = try await throughProxy(mode, count: 3, method: "PUT", needle: "thrice") { storage, _ -> ObjectStorageError? in
             do {
                 _ = try await S3Client(storage: storage).send(.PUT, key: "uploads/thrice", body: ByteBuffer(string: "hello"), what: "a test write")
                 return nil
@@ -67,10 +67,11 @@ import Testing
                 return error
             }
         }
-        #expect(failure?.isTransient == true, "three attempts in all: \(String(describing: failure))")
+        #expect(failure?.isTransient == true, "\(String(describing: failure))")
+        #expect(lines.filter { $0.text.hasPrefix("PUT ") }.count == 3, "three attempts in all: \(lines.map(\.text))")
     }
 
-    @Test("a store that fails everything: retries stop once the bucket's quota is spent (100 retries of 5 tokens), not 2 per request")
+    @Test("a store that throttles everything: retries stop once the bucket's quota is spent (100 retries of 5 tokens), not 2 per request")
     func quotaSpent() async throws {
         let (failures, lines) = try await throughProxy("status:503:SlowDown", count: 1_000_000, method: "PUT", needle: "busy") { storage, _ in
             try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -115,7 +116,24 @@ import Testing
         }
         let refused = lines.filter { $0.text.hasSuffix("-> 403") }
         #expect(refused.count == 1 && refused.first?.text.hasPrefix("HEAD ") == true, "\(lines.map(\.text))")
-        #expect(lines.filter { $0.text.hasSuffix("-> 200") || $0.text.hasSuffix("-> 204") }.count == 4, "\(lines.map(\.text))")
+        #expect(lines.filter { $0.text.hasSuffix("-> 200") || $0.text.hasSuffix("-> 204") }.count == 5, "the HEAD, the probe written, tagged and removed, the write: \(lines.map(\.text))")
+    }
+
+    @Test("eight writes refused at once for an hour's skew adopt one offset of an hour, not eight")
+    func concurrentSkewDoesNotCompound() async throws {
+        let (offset, lines) = try await throughProxy("skew", argument: "3600") { storage, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        _ = try await S3Client(storage: storage).send(.PUT, key: "uploads/at-once-\(index)", body: ByteBuffer(string: "x"), what: "a test write")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return storage.clockOffset.current
+        }
+        #expect(abs(offset.components.seconds - 3600) < 5, "\(offset)")
+        #expect(lines.filter { $0.text.hasSuffix("-> 200") }.count == 8, "\(lines.map(\.text))")
     }
 
     @Test("a redirect is not followed: the request fails, saying the bucket's region, and nothing reaches the address it named")
@@ -136,21 +154,26 @@ import Testing
         #expect(lines.filter { $0.text.hasPrefix("PUT ") }.count == 1, "\(lines.map(\.text))")
     }
 
-    @Test("backoff with full jitter, doubled per attempt, at most 20 s; Retry-After as seconds or a date; the last attempt fails")
+    @Test("backoff with full jitter, doubled per attempt from 1 s after throttling and 50 ms otherwise, at most 20 s; Retry-After at most 5 s more; the last attempt fails")
     func decisions() {
         let busy = ObjectStorageError.refused(what: "w", status: 503, code: "SlowDown", message: nil)
+        let failing = ObjectStorageError.refused(what: "w", status: 500, code: "InternalError", message: nil)
         let now = Date()
-        func delay(_ attempt: Int, random: Double, retryAfter: Duration? = nil) -> Duration? {
-            guard case .retry(let delay, _) = S3RetryStrategy.decide(after: busy, attempt: attempt, of: 10, retryAfter: retryAfter, serverDate: nil,
+        func delay(_ attempt: Int, random: Double, retryAfter: Duration? = nil, after failure: ObjectStorageError = busy) -> Duration? {
+            guard case .retry(let delay, _) = S3RetryStrategy.decide(after: failure, attempt: attempt, of: 10, retryAfter: retryAfter, serverDate: nil,
                                                                      signedAt: now, random: random) else { return nil }
             return delay
         }
         #expect(delay(1, random: 0.5) == .milliseconds(500))
         #expect(delay(3, random: 0.5) == .seconds(2))
         #expect(delay(3, random: 0) == .zero)
-        #expect(delay(9, random: 0.99) == .seconds(20))
+        #expect(delay(9, random: 1) == .seconds(20))
+        #expect(delay(1, random: 1, after: failing) == .milliseconds(50))
+        #expect(delay(3, random: 1, after: failing) == .milliseconds(200))
         #expect(delay(1, random: 0.1, retryAfter: .seconds(3)) == .seconds(3))
-        #expect(delay(1, random: 0.1, retryAfter: .seconds(600)) == .seconds(20))
+        #expect(delay(1, random: 0.1, retryAfter: .seconds(600)) == .milliseconds(5100))
+        #expect(S3RetryStrategy.decide(after: busy, attempt: 1, of: 3, retryAfter: nil, serverDate: nil, signedAt: now, random: 0) == .retry(after: .zero, isThrottling: true))
+        #expect(S3RetryStrategy.decide(after: failing, attempt: 1, of: 3, retryAfter: nil, serverDate: nil, signedAt: now, random: 0) == .retry(after: .zero, isThrottling: false))
         #expect(S3RetryStrategy.decide(after: busy, attempt: 3, of: 3, retryAfter: nil, serverDate: nil, signedAt: now, random: 0) == .fail)
         let denied = ObjectStorageError.refused(what: "w", status: 403, code: "AccessDenied", message: nil)
         #expect(S3RetryStrategy.decide(after: denied, attempt: 1, of: 3, retryAfter: nil, serverDate: now, signedAt: now, random: 0) == .fail)
@@ -164,18 +187,20 @@ import Testing
         #expect(S3RetryStrategy.retryAfter("Sun, 06 Nov 1994 08:49:40 GMT", now: dated) == .seconds(3))
         #expect(S3RetryStrategy.retryAfter("7", now: dated) == .seconds(7))
         #expect(S3RetryStrategy.retryAfter("soon", now: dated) == nil)
+        #expect(S3RetryStrategy.retryAfter(milliseconds: "1500", "7", now: dated) == .milliseconds(1500))
     }
 
-    @Test("the retry quota: 5 tokens a retry, 10 after a timeout, none when too few are left, given back on success")
+    @Test("the retry quota: 14 tokens a retry, 5 after throttling, none when too few are left, given back on success")
     func quota() {
         let quota = S3RetryQuota()
         var taken = 0
-        while quota.takeRetry(afterTimeout: false) != nil { taken += 1 }
-        #expect(taken == 100 && quota.available == 0)
-        quota.succeeded(lastRetryCost: 5)
-        #expect(quota.available == 5)
-        #expect(quota.takeRetry(afterTimeout: true) == nil, "a retry after a timeout needs 10")
+        while quota.takeRetry(afterThrottling: false) != nil { taken += 1 }
+        #expect(taken == 35 && quota.available == 10)
+        #expect(quota.takeRetry(afterThrottling: true) == 5)
+        #expect(quota.takeRetry(afterThrottling: false) == nil)
+        quota.succeeded(lastRetryCost: 14)
+        #expect(quota.available == 19)
         quota.succeeded(lastRetryCost: nil)
-        #expect(quota.available == 6)
+        #expect(quota.available == 20)
     }
 }

@@ -331,12 +331,15 @@ class StandIns(Base):
 
 class Proxy(Base):
     def handle_any(self):
+        # Credentials are checked as of the request's head, as a store authenticates it
+        # before its body has come.
+        arrived = time.time()
         body = self.read_body()
         key = "-"
         if body is None:
             status = self.s3_error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.")
         else:
-            key, status = self.check(body)
+            key, status = self.check(body, arrived)
             if status is None:
                 count("accepted")
                 status = self.forward(body)
@@ -350,8 +353,9 @@ class Proxy(Base):
             f"<Message>{escape(message)}</Message>{extra}<RequestId>{secrets.token_hex(8).upper()}</RequestId>"
             f"</Error>"))
 
-    def check(self, body):
-        """(access key or "-", None if the request may pass, else the status it was refused with)."""
+    def check(self, body, arrived):
+        """(access key or "-", None if the request may pass, else the status it was refused
+        with); the credentials' expiry compared with `arrived`, when the request's head came."""
         parsed = parse_authorization(self.headers.get("Authorization"))
         if parsed is None:
             return "-", self.s3_error(403, "AccessDenied",
@@ -366,7 +370,7 @@ class Proxy(Base):
                                       f"<AWSAccessKeyId>{escape(key)}</AWSAccessKeyId>")
         if self.headers.get("x-amz-security-token") != known["token"]:
             return key, self.s3_error(403, "InvalidToken", "The provided token is malformed or otherwise invalid.")
-        if known["expires"] is not None and time.time() > known["expires"]:
+        if known["expires"] is not None and arrived > known["expires"]:
             count("expired")
             return key, self.s3_error(400, "ExpiredToken", "The provided token has expired.")
         amz_date = self.headers.get("x-amz-date") or ""

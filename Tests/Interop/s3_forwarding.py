@@ -1,5 +1,5 @@
-"""Forwarding one request, bytes unchanged, from a proxy's handler to a store on this
-machine, and relaying its answer: what the test proxies in front of moto share."""
+"""What the test proxies in front of moto share: answering with S3's XML error, and
+forwarding one request, bytes unchanged, to the store on this machine, relaying its answer."""
 import http.client
 
 
@@ -25,3 +25,24 @@ def forward(handler, body, upstream_port, before_answer=None):
         handler.wfile.write(data)
     upstream.close()
     return answer.status
+
+
+def error_body(code, message="injected by the test"):
+    """S3's XML error with `code` and `message`."""
+    return (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code>"
+            f"<Message>{message}</Message></Error>").encode()
+
+
+def answer_error(handler, status, body, headers=(), before_answer=None):
+    """Answers `status` with `body` (S3's XML error; none to a HEAD) and `headers`, calling
+    `before_answer(status)` before the answer is sent."""
+    handler.send_response(status)
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.send_header("Content-Type", "application/xml")
+    handler.send_header("Content-Length", str(len(body)))
+    if before_answer:
+        before_answer(status)
+    handler.end_headers()
+    if handler.command != "HEAD":
+        handler.wfile.write(body)

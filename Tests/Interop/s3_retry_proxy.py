@@ -24,18 +24,13 @@ import sys
 import threading
 import time
 
-from s3_forwarding import forward
+from s3_forwarding import answer_error, error_body, forward
 
 PORT, UPSTREAM, MODE, COUNT = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 METHOD, NEEDLE = sys.argv[5], sys.argv[6]
 ARGUMENT = sys.argv[7] if len(sys.argv) > 7 else None
 left = [COUNT]
 lock = threading.Lock()
-
-
-def error_body(code):
-    return (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code>"
-            f"<Message>injected by the test</Message></Error>").encode()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -52,16 +47,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         print(f"{time.time():.3f} {self.command} {self.path} -> {status}", flush=True)
 
     def answer(self, status, body, headers=()):
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(body)))
         # Said before the answer is sent: the client may stop the proxy as soon as it has it.
-        self.say(status)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        answer_error(self, status, body, headers, before_answer=self.say)
 
     def chosen(self):
         if MODE == "skew" or (METHOD != "-" and self.command != METHOD) or NEEDLE not in self.path:

@@ -46,11 +46,13 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
 
     /// The codes of a store busy or failing for a moment, whatever the status: AWS's
     /// throttling codes, `InternalError` and request timeouts.
-    package static let transientCodes: Set<String> = [
+    package static let transientCodes: Set<String> = throttlingCodes.union(["RequestTimeout", "RequestTimeoutException", "InternalError"])
+
+    /// The codes with which AWS's services say they are busy (throttling requests).
+    package static let throttlingCodes: Set<String> = [
         "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
         "ProvisionedThroughputExceededException", "TransactionInProgressException", "RequestLimitExceeded", "BandwidthLimitExceeded",
         "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete", "EC2ThrottledException",
-        "RequestTimeout", "RequestTimeoutException", "InternalError",
     ]
 
     /// Whether the store says a multipart upload is not there (`NoSuchUpload`), or not with
