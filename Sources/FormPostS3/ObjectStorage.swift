@@ -1,6 +1,7 @@
 import FormPostReceiving
 import FormPostDigests
 import AsyncHTTPClient
+import NIOPosix
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -82,13 +83,14 @@ public struct ObjectStorage: Sendable {
     public var supportsTagging: Bool { tagging.isSupported }
 
     /// The client of object storage unless one is given: AsyncHTTPClient's, on NIOPosix's
-    /// shared event loops, configured as its shared client but following no redirect and
-    /// decompressing nothing. Made once per process, on first use; never shut down.
+    /// shared event loops (sockets on every platform, never Network.framework), configured
+    /// as its shared client but following no redirect and decompressing nothing. Made once
+    /// per process, on first use; never shut down.
     public static let defaultClient: HTTPClient = {
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }()
 
     /// The credentials to sign a request with now.

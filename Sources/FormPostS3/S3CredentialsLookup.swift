@@ -82,7 +82,12 @@ package enum S3CredentialsLookup {
             return .keys(Found(credentials: keys, source: "profile \(profileName) in \(profile.where)"))
         }
         if let command = nonEmpty(profile.values["credential_process"]) {
+            #if os(macOS) || os(Linux)
             return .provider(S3ProcessCredentials(command: command, profile: profileName))
+            #else
+            _ = command
+            throw ObjectStorageError.credentialsUnavailable(source: source, detail: "credential_process cannot be run on this platform")
+            #endif
         }
         let tokenFile = nonEmpty(environment["AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"])
         let token = nonEmpty(environment["AWS_CONTAINER_AUTHORIZATION_TOKEN"])

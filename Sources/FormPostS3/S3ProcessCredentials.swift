@@ -1,3 +1,4 @@
+#if os(macOS) || os(Linux)
 import FormPostReceiving
 import Foundation
 
@@ -5,7 +6,8 @@ import Foundation
 /// its standard input empty, on a thread of its own (never one of Swift's concurrency pool);
 /// its standard output JSON with `Version` 1, `AccessKeyId`, `SecretAccessKey`, and for
 /// temporary credentials `SessionToken` and `Expiration`. Run again before they expire; a
-/// command still running after ``timeout`` is ended and fails.
+/// command still running after ``timeout`` is ended and fails. On macOS and Linux (where
+/// processes can be started).
 struct S3ProcessCredentials: S3CredentialsProvider {
     let command: String
     let profile: String
@@ -46,3 +48,4 @@ struct S3ProcessCredentials: S3CredentialsProvider {
         return try S3CredentialsRequest.credentials(fromJSON: String(decoding: output, as: UTF8.self), source: source, versioned: true)
     }
 }
+#endif

@@ -118,9 +118,11 @@ import Testing
         guard case .provider(let irsaRole as S3RoleCredentials) = irsa else { Issue.record("irsa: \(irsa.source)"); return }
         #expect(irsaRole.sessionName == "s" && irsaRole.endpoint == "https://sts.eu-west-1.amazonaws.com")
 
+        #if os(macOS) || os(Linux)
         let tool = try #require(Self.resolve(base.merging(["AWS_PROFILE": "tool"]) { $1 }))
         guard case .provider(let process as S3ProcessCredentials) = tool else { Issue.record("tool: \(tool.source)"); return }
         #expect(process.command == "/usr/local/bin/creds --json")
+        #endif
 
         let relative = try #require(Self.resolve(["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/x"]))
         guard case .provider(let task as S3ContainerCredentials) = relative else { Issue.record("relative: \(relative.source)"); return }
