@@ -43,7 +43,7 @@ struct S3ContainerCredentials: S3CredentialsProvider {
     func fetch() async throws -> S3Credentials {
         var request = HTTPClientRequest(url: url)
         if let tokenFile {
-            guard let value = try? String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) else {
+            guard let value = (try? String(contentsOfFile: tokenFile, encoding: .utf8)).map(S3Whitespace.trimmed) else {
                 throw ObjectStorageError.credentialsUnavailable(source: source, detail: "the token file \(tokenFile) cannot be read")
             }
             request.headers.add(name: "authorization", value: value)

@@ -148,23 +148,19 @@ package enum S3CredentialsLookup {
         var values: [String: String] = [:]
         var inProfile = false
         for rawLine in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
-            let line = trimmed(rawLine)
+            let line = S3Whitespace.trimmed(rawLine)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
-                inProfile = trimmed(line.dropFirst().dropLast()) == profile
+                inProfile = S3Whitespace.trimmed(line.dropFirst().dropLast()) == profile
                 continue
             }
             guard inProfile, let equals = line.firstIndex(of: "=") else { continue }
-            let name = trimmed(line[..<equals]).lowercased()
-            values[name] = trimmed(line[line.index(after: equals)...])
+            let name = S3Whitespace.trimmed(line[..<equals]).lowercased()
+            values[name] = S3Whitespace.trimmed(line[line.index(after: equals)...])
         }
         return values
     }
 
-    /// `text` without the spaces and tabs around it.
-    private static func trimmed(_ text: Substring) -> String {
-        String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
 
     private static func nonEmpty(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }

@@ -89,7 +89,7 @@ package enum S3RetryStrategy {
     /// The pause an answer asks for: `x-amz-retry-after` in milliseconds, else `Retry-After`
     /// in seconds or as an HTTP date (after `now`).
     package static func retryAfter(milliseconds: String?, _ value: String?, now: Date) -> Duration? {
-        if let milliseconds = milliseconds.flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), milliseconds >= 0 {
+        if let milliseconds = milliseconds.flatMap({ Int64(S3Whitespace.trimmed($0)) }), milliseconds >= 0 {
             return .milliseconds(milliseconds)
         }
         return retryAfter(value, now: now)
@@ -97,7 +97,7 @@ package enum S3RetryStrategy {
 
     /// The pause a `Retry-After` asks for: seconds, or an HTTP date (after `now`).
     package static func retryAfter(_ value: String?, now: Date) -> Duration? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        guard let value = value.map(S3Whitespace.trimmed), !value.isEmpty else { return nil }
         if let seconds = Int(value) { return seconds >= 0 ? .seconds(seconds) : nil }
         guard let date = httpDate(value) else { return nil }
         return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))

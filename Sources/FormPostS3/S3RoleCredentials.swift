@@ -40,7 +40,7 @@ struct S3RoleCredentials: S3CredentialsProvider {
         let action: String
         switch assumption {
         case .webIdentity(let file):
-            guard let token = try? String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty else {
+            guard let token = (try? String(contentsOfFile: file, encoding: .utf8)).map(S3Whitespace.trimmed), !token.isEmpty else {
                 throw ObjectStorageError.credentialsUnavailable(source: source, detail: "the token file \(file) cannot be read")
             }
             action = "AssumeRoleWithWebIdentity"

@@ -199,8 +199,8 @@ import Testing
         provider.lock.withLock { provider.failing = true }
         let advisory = Date().addingTimeInterval(3600 - 200)
         #expect(try await cache.current(now: advisory).accessKeyID == "AKID1")
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(provider.fetches == 2)
+        for _ in 0..<200 where provider.lock.withLock({ provider.fetches }) < 2 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(provider.fetches == 2, "a fetch tried behind the held credentials")
         // In the mandatory window (the last 2.5 minutes): a failed renewal fails the request.
         await #expect(throws: ObjectStorageError.self) { try await cache.current(now: Date().addingTimeInterval(3600 - 100)) }
 

@@ -411,6 +411,9 @@ class Proxy(Base):
 
 
 http.server.ThreadingHTTPServer.daemon_threads = True
+# Many clients connect at once (a test sends dozens of requests together): a backlog of 5
+# would refuse some connections, which the client would count as failures.
+http.server.ThreadingHTTPServer.request_queue_size = 128
 standins = http.server.ThreadingHTTPServer(("127.0.0.1", STANDIN_PORT), StandIns)
 proxy = http.server.ThreadingHTTPServer(("127.0.0.1", PROXY_PORT), Proxy)
 threading.Thread(target=standins.serve_forever, daemon=True).start()

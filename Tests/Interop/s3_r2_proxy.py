@@ -69,4 +69,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 http.server.ThreadingHTTPServer.daemon_threads = True
+# Many clients connect at once (a test sends dozens of requests together): a backlog of 5
+# would refuse some connections, which the client would count as failures.
+http.server.ThreadingHTTPServer.request_queue_size = 128
 http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
