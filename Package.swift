@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "FormPostS3",
             dependencies: [
-                "FormPostReceiving", "FormPostDigests",
+                "FormPostReceiving", "FormPostDigests", "ResumableHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,4 +1,5 @@
 import FormPostReceiving
+import ResumableHTTP
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -103,19 +104,9 @@ package enum S3RetryStrategy {
         return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
     }
 
-    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as `Date` and `Retry-After` carry it.
+    /// An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`, or its obsolete forms), as `Date` and
+    /// `Retry-After` carry it: `HTTPDate`'s parse.
     package static func httpDate(_ text: String) -> Date? {
-        let parts = text.split(separator: " ")
-        guard parts.count == 6, parts[5] == "GMT",
-              let day = Int(parts[1]), let year = Int(parts[3]),
-              let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].firstIndex(of: String(parts[2])) else {
-            return nil
-        }
-        let clock = parts[4].split(separator: ":").compactMap { Int($0) }
-        guard clock.count == 3, (1...31).contains(day), (0..<24).contains(clock[0]), (0..<60).contains(clock[1]), (0...60).contains(clock[2]) else {
-            return nil
-        }
-        let days = SigningTime.daysSince1970(year: Int64(year), month: Int64(month + 1), day: Int64(day))
-        return Date(timeIntervalSince1970: Double(days * 86_400 + Int64(clock[0] * 3600 + clock[1] * 60 + clock[2])))
+        HTTPDate.secondsSince1970(parsing: text).map(Date.init(timeIntervalSince1970:))
     }
 }
