@@ -69,10 +69,11 @@ extension ObjectStorage: ObjectStore {
     }
 
     /// `ListMultipartUploads` of `prefix`, every page; undated unless the probe found the
-    /// store's dates right (``datesMultipartUploads``).
+    /// store's dates right (``datesMultipartUploads``) and its listing by prefix
+    /// (``listsMultipartUploadsByPrefix``).
     public func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload] {
         let listed = try await S3Client(storage: self).listMultipartUploads(prefix: prefix)
-        return datesMultipartUploads ? listed : listed.map { ListedMultipartUpload(key: $0.key, uploadID: $0.uploadID, initiated: nil) }
+        return datesMultipartUploads && listsMultipartUploadsByPrefix ? listed : listed.map { ListedMultipartUpload(key: $0.key, uploadID: $0.uploadID, initiated: nil) }
     }
 
     /// `CreateMultipartUpload`.

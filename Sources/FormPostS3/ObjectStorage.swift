@@ -54,6 +54,10 @@ public struct ObjectStorage: Sendable {
     /// ``listMultipartUploads(prefix:)`` dates none, so that no sweep takes one in progress
     /// for one begun long ago.
     public var datesMultipartUploads = false
+    /// Whether the store's listing of multipart uploads takes `prefix` as a prefix of keys, as
+    /// S3 does; MinIO takes it as one object's whole key, so that a listing of the receiver's
+    /// prefix finds none. ``checkConditionalWrites()`` finds it; false until then.
+    public var listsMultipartUploadsByPrefix = false
     /// The access key id.
     public var accessKeyID: String
     /// The secret access key.
@@ -255,7 +259,7 @@ public struct ObjectStorage: Sendable {
             }
         }
         let honoursDelete = await Self.refusesStaleDelete(of: probe, unquoted: unquoted == true, with: client)
-        let dates = await Self.datesMultipartUploads(probe + "-multipart", with: client)
+        let listing = await Self.listsMultipartUploads(probe + "-multipart", byPrefix: probe, with: client)
         _ = try? await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
         guard refusedAgain, refusedStale else {
             let gcs = endpoint.lowercased().contains("storage.googleapis.com")
@@ -270,17 +274,24 @@ public struct ObjectStorage: Sendable {
         }
         unquotedETagConditions = unquoted
         honoursDeleteConditions = honoursDelete
-        datesMultipartUploads = dates
+        datesMultipartUploads = listing.dated
+        listsMultipartUploadsByPrefix = listing.byPrefix
     }
 
-    /// Whether the store's listing dates a multipart upload of `probe`, begun now, within an
-    /// hour of this clock; the upload is aborted after. A store that fails it is taken not to.
-    private static func datesMultipartUploads(_ probe: String, with client: S3Client) async -> Bool {
-        guard let uploadID = try? await client.beginMultipartUpload(of: probe, fields: []) else { return false }
-        let listed = try? await client.listMultipartUploads(prefix: probe)
-        await client.abortMultipartUpload(of: probe, uploadID: uploadID, attempts: 2)
-        guard let initiated = listed?.first(where: { $0.uploadID == uploadID })?.initiated else { return false }
-        return abs(initiated.timeIntervalSinceNow) < 3600
+    /// Whether the store's listing of multipart uploads finds one of `key`, begun now, when
+    /// asked for `prefix` (a prefix of `key`, as the sweep asks for the receiver's prefix), and
+    /// whether it dates it within an hour of this clock; the upload is aborted after. A store
+    /// that fails either is taken not to.
+    private static func listsMultipartUploads(_ key: String, byPrefix prefix: String, with client: S3Client) async -> (byPrefix: Bool, dated: Bool) {
+        guard let uploadID = try? await client.beginMultipartUpload(of: key, fields: []) else { return (false, false) }
+        var listed = try? await client.listMultipartUploads(prefix: prefix).first(where: { $0.uploadID == uploadID })
+        let byPrefix = listed != nil
+        if !byPrefix {
+            listed = try? await client.listMultipartUploads(prefix: key).first(where: { $0.uploadID == uploadID })
+        }
+        await client.abortMultipartUpload(of: key, uploadID: uploadID, attempts: 2)
+        guard let initiated = listed?.initiated else { return (byPrefix, false) }
+        return (byPrefix, abs(initiated.timeIntervalSinceNow) < 3600)
     }
 
     /// Whether the store refuses to remove `probe` with `If-Match` on an ETag it does not
@@ -303,7 +314,17 @@ public struct ObjectStorage: Sendable {
     public var conditionsReport: String {
         (unquotedETagConditions ? "If-Match with unquoted ETags" : "If-Match with quoted ETags")
             + (honoursDeleteConditions ? ", conditional DELETE" : ", DELETE ignores If-Match: leases released by conditional writes")
-            + (datesMultipartUploads ? "" : ", multipart uploads not dated: left to the lifecycle rule")
+            + multipartUploadsReport
+    }
+
+    /// What the sweep can do with the store's listing of multipart uploads, for the start-up line.
+    private var multipartUploadsReport: String {
+        switch (listsMultipartUploadsByPrefix, datesMultipartUploads) {
+        case (true, true): ""
+        case (true, false): ", multipart uploads not dated: left to the lifecycle rule"
+        case (false, true): ", multipart uploads listed by whole key only: left to the store's expiry of stale uploads"
+        case (false, false): ", multipart uploads not listed: left to the lifecycle rule"
+        }
     }
 
     /// Whether the store takes `If-Match` with `etag` (the probe object's, as answered)

@@ -183,9 +183,41 @@ struct CephGatewayTests {
         var storage = ObjectStorage(bucket: gateway.bucket, prefix: "fencing", endpoint: gateway.endpoint, accessKeyID: CephGateway.accessKey,
                                     secretAccessKey: CephGateway.secretKey)
         try await storage.checkConditionalWrites()
-        #expect(storage.unquotedETagConditions && !storage.honoursDeleteConditions && storage.datesMultipartUploads, "\(storage.conditionsReport)")
+        #expect(storage.unquotedETagConditions && !storage.honoursDeleteConditions && storage.datesMultipartUploads && storage.listsMultipartUploadsByPrefix,
+                "\(storage.conditionsReport)")
         try await ObjectLeaseFencingTests.staleReleaseLeavesTheNewHolders(storage)
         try await ObjectLeaseFencingTests.staleHolderIsFencedOff(storage)
+    }
+
+    @Test("a store that lists multipart uploads by whole key only, as MinIO does (a proxy in front of RGW): the probe says so, and the sweep lists none as stranded; formpost serve names it at start",
+          .timeLimit(.minutes(3)))
+    func wholeKeyListing() async throws {
+        let gateway = try await CephGateway()
+        let proxyPort = try freePort()
+        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_minio_proxy.py"), String(proxyPort), String(gateway.port)])
+        defer { proxy.stop() }
+        try await RawSocket.waitForListener(port: proxyPort)
+        var storage = ObjectStorage(bucket: gateway.bucket, prefix: "minio/", endpoint: "http://127.0.0.1:\(proxyPort)",
+                                    accessKeyID: CephGateway.accessKey, secretAccessKey: CephGateway.secretKey)
+        try await storage.checkConditionalWrites()
+        #expect(!storage.listsMultipartUploadsByPrefix && storage.datesMultipartUploads, "\(storage.conditionsReport)")
+        #expect(storage.conditionsReport.contains("listed by whole key only"), "\(storage.conditionsReport)")
+        let uploadID = try await storage.beginMultipartUpload(of: "minio/stranded", attributes: ObjectAttributes())
+        #expect(try await storage.listMultipartUploads(prefix: "minio/stranded").allSatisfy { $0.initiated == nil },
+                "a listing of a store that lists by whole key only dated an upload, which the sweep would take for stranded")
+        await storage.abortMultipartUpload(of: "minio/stranded", uploadID: uploadID, attempts: 2)
+
+        let port = try freePort()
+        let server = try ChildProcess("env", CephGateway.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", try SampleDirectory().path,
+                                                                     "--store", "s3://\(gateway.bucket)/minio", "--s3-endpoint", "http://127.0.0.1:\(proxyPort)"],
+                                      stdout: .discard, stderr: .capture)
+        defer { server.stop() }
+        #expect(try await server.waitUntilListening(port: port, seconds: 60))
+        let lines = try await offPool { () -> String in
+            server.stop()
+            return String(decoding: try server.finish(timeout: 10).stderr, as: UTF8.self)
+        }
+        #expect(lines.contains("multipart uploads listed by whole key only: left to the store's expiry of stale uploads"), "\(lines)")
     }
 
     @Test("on RGW, the sweep removes what dead receivers left (tails and leases no upload names, a multipart upload older than the maximum lifetime) and keeps a live upload's",

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from s3_forwarding import forward
+from s3_forwarding import forward, say_line
 
 PORT, UPSTREAM, STATUS, COUNT = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 METHOD, NEEDLE = (sys.argv[5], sys.argv[6]) if len(sys.argv) > 6 else ("PUT", "partNumber=")
@@ -46,7 +46,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("ETag", "\"ignored-condition\"")
             self.send_header("Content-Length", "0")
             self.end_headers()
-            print(f"{self.command} {self.path} -> 200 (condition ignored)", flush=True)
+            say_line(f"{self.command} {self.path} -> 200 (condition ignored)")
             return
         if STATUS == -1:
             fail = lapsing.is_set() and ".lease" in self.path
@@ -56,7 +56,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     lapsing.set()
                 if hold:
                     open(MARKER, "w").close()
-                    print(f"{self.command} {self.path} held {COUNT} s", flush=True)
+                    say_line(f"{self.command} {self.path} held {COUNT} s")
                     time.sleep(COUNT)
         elif STATUS != 0 and self.command == METHOD and NEEDLE in self.path:
             with lock:
@@ -72,10 +72,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(text)))
             self.end_headers()
             self.wfile.write(text)
-            print(f"{self.command} {self.path} -> {status}", flush=True)
+            say_line(f"{self.command} {self.path} -> {status}")
             return
         status = forward(self, body, UPSTREAM)
-        print(f"{self.command} {self.path} -> {status}", flush=True)
+        say_line(f"{self.command} {self.path} -> {status}")
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 

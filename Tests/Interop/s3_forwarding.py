@@ -1,18 +1,36 @@
-"""What the test proxies in front of moto share: answering with S3's XML error, and
-forwarding one request, bytes unchanged, to the store on this machine, relaying its answer."""
+"""What the test proxies in front of moto share: a request handler that says one line per
+answer, answering with S3's XML error, forwarding one request, bytes unchanged, to the
+store on this machine and relaying its answer, and the server they run."""
 import http.client
+import http.server
+import time
+import sys
+import threading
+
+_said = threading.Lock()
 
 
-def forward(handler, body, upstream_port, before_answer=None):
+def say_line(text):
+    """Writes `text` and a newline to standard output in one write, flushed. `print` from
+    many threads at once can write one line's text and another's newline between, and two
+    lines then read as one."""
+    with _said:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def forward(handler, body, upstream_port, before_answer=None, rewrite=None):
     """Sends `handler`'s request (its method, path and headers, with `body`) to
     127.0.0.1:`upstream_port` and relays the answer: its status, its headers (its own
-    Content-Length) and its body (none to a HEAD). Calls `before_answer(status)` before the
-    answer is sent, so that a line said about it comes before the client has it. Returns
-    the status."""
+    Content-Length) and its body (none to a HEAD), or what `rewrite(status, body)` makes of
+    the body. Calls `before_answer(status)` before the answer is sent, so that a line said
+    about it comes before the client has it. Returns the status."""
     upstream = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=120)
     upstream.request(handler.command, handler.path, body=body, headers={k: v for k, v in handler.headers.items()})
     answer = upstream.getresponse()
     data = answer.read()
+    if rewrite:
+        data = rewrite(answer.status, data)
     handler.send_response(answer.status)
     for name, value in answer.getheaders():
         if name.lower() not in ("content-length", "transfer-encoding", "connection"):
@@ -46,3 +64,43 @@ def answer_error(handler, status, body, headers=(), before_answer=None):
     handler.end_headers()
     if handler.command != "HEAD":
         handler.wfile.write(body)
+
+
+class ProxyHandler(http.server.BaseHTTPRequestHandler):
+    """A proxy's handler: every method goes to `handle_any`, which a proxy defines; `say`
+    writes one line per answer on standard output, `METHOD PATH?QUERY -> STATUS`, after
+    the time (`time.time()`, to the millisecond) when `timed`."""
+    protocol_version = "HTTP/1.1"
+    timed = False
+
+    def log_message(self, *args):
+        pass
+
+    def say(self, status):
+        line = f"{self.command} {self.path} -> {status}"
+        say_line(f"{time.time():.3f} {line}" if self.timed else line)
+
+    def read_body(self):
+        """The request's body, read whole (its Content-Length)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def refuse(self, status, body, headers=()):
+        """Answers `status` with `body` (S3's XML error), saying it before it is sent: the
+        client may stop the proxy as soon as it has it."""
+        answer_error(self, status, body, headers, before_answer=self.say)
+
+    def do_GET(self):
+        self.handle_any()
+
+    do_PUT = do_POST = do_DELETE = do_HEAD = do_GET
+
+
+def serve(port, handler):
+    """Serves `handler` on 127.0.0.1:`port`, a thread per connection, for ever. Many
+    clients connect at once (a test sends dozens of requests together): the listen backlog
+    is 128, since one of 5 would refuse some connections, which the client would count as
+    failures."""
+    http.server.ThreadingHTTPServer.daemon_threads = True
+    http.server.ThreadingHTTPServer.request_queue_size = 128
+    http.server.ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()

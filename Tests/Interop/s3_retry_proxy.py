@@ -19,12 +19,11 @@ line per request on standard output (flushed): `SECONDS METHOD PATH?QUERY -> STA
 seconds since the epoch with three decimals, so that a test can count and time attempts."""
 import calendar
 import email.utils
-import http.server
 import sys
 import threading
 import time
 
-from s3_forwarding import answer_error, error_body, forward
+from s3_forwarding import error_body, forward, ProxyHandler, serve
 
 PORT, UPSTREAM, MODE, COUNT = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 METHOD, NEEDLE = sys.argv[5], sys.argv[6]
@@ -33,22 +32,12 @@ left = [COUNT]
 lock = threading.Lock()
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
+class Handler(ProxyHandler):
+    timed = True
 
     def date_time_string(self, timestamp=None):
         # Every answer's Date is the proxy's clock, as a store dates its answers.
         return email.utils.formatdate(time.time() + (float(ARGUMENT) if MODE == "skew" else 0), usegmt=True)
-
-    def say(self, status):
-        print(f"{time.time():.3f} {self.command} {self.path} -> {status}", flush=True)
-
-    def answer(self, status, body, headers=()):
-        # Said before the answer is sent: the client may stop the proxy as soon as it has it.
-        answer_error(self, status, body, headers, before_answer=self.say)
 
     def chosen(self):
         if MODE == "skew" or (METHOD != "-" and self.command != METHOD) or NEEDLE not in self.path:
@@ -60,8 +49,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return True
 
     def handle_any(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
         if MODE == "skew":
             now = time.time() + float(ARGUMENT)
             signed = self.headers.get("x-amz-date", "")
@@ -70,24 +58,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             except ValueError:
                 at = 0
             if abs(now - at) > 15 * 60:
-                self.answer(403, b"" if self.command == "HEAD" else error_body("RequestTimeTooSkewed"))
+                self.refuse(403, b"" if self.command == "HEAD" else error_body("RequestTimeTooSkewed"))
                 return
         elif self.chosen():
             if MODE.startswith("status:"):
                 _, status, code = MODE.split(":")
-                self.answer(int(status), error_body(code), [("Retry-After", ARGUMENT)] if ARGUMENT else [])
+                self.refuse(int(status), error_body(code), [("Retry-After", ARGUMENT)] if ARGUMENT else [])
             elif MODE == "error-in-200":
-                self.answer(200, error_body("InternalError"))
+                self.refuse(200, error_body("InternalError"))
             elif MODE == "redirect":
-                self.answer(301, error_body("PermanentRedirect"), [("x-amz-bucket-region", "eu-west-1"), ("Location", ARGUMENT + self.path)])
+                self.refuse(301, error_body("PermanentRedirect"), [("x-amz-bucket-region", "eu-west-1"), ("Location", ARGUMENT + self.path)])
             return
         forward(self, body, UPSTREAM, before_answer=self.say)
 
-    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
 
-
-http.server.ThreadingHTTPServer.daemon_threads = True
-# Many clients connect at once (a test sends dozens of requests together): a backlog of 5
-# would refuse some connections, which the client would count as failures.
-http.server.ThreadingHTTPServer.request_queue_size = 128
-http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
+serve(PORT, Handler)
