@@ -160,7 +160,7 @@ public struct UploadServer: Sendable {
                                              countsConnections: metrics != nil)
             }
         } ?? HTTPServerBuilder { responder in
-            AddressLimitedChannel(inner: HTTP1Channel(responder: responder, configuration: http1), connections: perAddress, countsConnections: metrics != nil)
+            AddressLimitedChannel(inner: BoundedHTTP1Channel(responder: responder, configuration: http1), connections: perAddress, countsConnections: metrics != nil)
         }
         return Application(
             responder: responder,

@@ -57,10 +57,10 @@ struct ObjectStorageBenchmarks {
             let answer = try Self.output("curl", ["-sS", "-F", "file=@" + source, "http://127.0.0.1:\(port)/upload"])
             guard answer.contains("\"size\":\(self.size)") else { throw BenchmarkFailure("the form was answered \(answer.prefix(300))") }
         }
-        for server in [s3Server, directoryServer] { Self.resetPeak(server.processIdentifier) }
+        for server in [s3Server, directoryServer] { ProcessFigures.resetPeak(server.processIdentifier) }
         let forms = try await Measurement.alternate(runs: runs, ours: { try form(s3Port); try empty() }, theirs: { try form(directoryPort); try clearStored() })
         BenchmarkResult(workload: "serve-form-into-s3", bytes: Int64(size), ours: forms.ours, reference: "the same form into --dir", theirs: forms.theirs,
-                        peakRSS: Self.peak(s3Server.processIdentifier), referencePeakRSS: Self.peak(directoryServer.processIdentifier)).printLine()
+                        peakRSS: ProcessFigures.peakRSS(s3Server.processIdentifier), referencePeakRSS: ProcessFigures.peakRSS(directoryServer.processIdentifier)).printLine()
 
         // Two receivers on the bucket, and a proxy alternating connections between them.
         let receiverPorts = [LocalPorts.free(), LocalPorts.free()], proxyPort = LocalPorts.free()
@@ -85,13 +85,13 @@ struct ObjectStorageBenchmarks {
             guard answer.contains("\"bytes_sent\":\(self.size)") else { throw BenchmarkFailure("the \(protocolName) upload ended \(answer.prefix(300))") }
         }
         for protocolName in ["tus", "ietf"] {
-            for server in receivers + [directoryServer] { Self.resetPeak(server.processIdentifier) }
+            for server in receivers + [directoryServer] { ProcessFigures.resetPeak(server.processIdentifier) }
             let uploads = try await Measurement.alternate(runs: runs, ours: { try resumable(protocolName, proxyPort); try empty() },
                                                           theirs: { try resumable(protocolName, directoryPort); try clearStored() })
             BenchmarkResult(workload: "\(protocolName)-into-s3-two-receivers", bytes: Int64(size), ours: uploads.ours,
                             reference: "the same \(protocolName) upload into --dir", theirs: uploads.theirs,
-                            peakRSS: receivers.map { Self.peak($0.processIdentifier) }.max() ?? 0,
-                            referencePeakRSS: Self.peak(directoryServer.processIdentifier)).printLine()
+                            peakRSS: receivers.map { ProcessFigures.peakRSS($0.processIdentifier) }.max() ?? 0,
+                            referencePeakRSS: ProcessFigures.peakRSS(directoryServer.processIdentifier)).printLine()
         }
 
         // moto's own speed for the same bytes, with boto3 (its default multipart transfers).
@@ -162,20 +162,6 @@ struct ObjectStorageBenchmarks {
     private static func kill(_ process: Process) {
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-    }
-
-    /// Resets the peak resident set of process `pid` to its current one.
-    private static func resetPeak(_ pid: Int32) {
-        try? "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
-    }
-
-    /// The peak resident set of process `pid`, in bytes.
-    private static func peak(_ pid: Int32) -> Int64 {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return (line.split(separator: " ").dropFirst().first.flatMap { Int64($0) } ?? 0) * 1024
-        }
-        return 0
     }
 }
 #endif

@@ -186,20 +186,10 @@ struct ReceiverApp {
     }
 
     /// The process's peak resident set size so far (VmHWM), in bytes.
-    func peakRSS() -> Int64 {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
-        return (Int64(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
-    }
+    func peakRSS() -> Int64 { ProcessFigures.peakRSS(process.processIdentifier) }
 
     /// The CPU seconds (user and system, all threads) the process has used so far.
-    func cpuSeconds() -> Double {
-        let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
-        // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-        let fields = stat[(stat.lastIndex(of: ")").map { stat.index(after: $0) } ?? stat.startIndex)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    func cpuSeconds() -> Double { ProcessFigures.cpuSeconds(process.processIdentifier) }
 
     func stop() {
         process.terminate()

@@ -14,7 +14,9 @@ import Foundation
 /// receivers, and moto's own speed with boto3; needs FORMPOST_BIN and moto: see
 /// ObjectStorageBenchmarks), vapor (Vapor apps receiving a large form and 2,000 small ones:
 /// FormPostVapor against Vapor's own decoding and against FormPostServer on Hummingbird, with
-/// each one's peak RSS: see VaporBenchmarks).
+/// each one's peak RSS: see VaporBenchmarks), receive-vs-nginx (formpost serve --dir against
+/// nginx's upload offload, 16 curl -F of 64 MiB at once, and each one's memory per busy
+/// connection; needs FORMPOST_BIN: see ReceiveVsNginxBenchmarks).
 /// Prints one JSON line per workload: medians of --runs timed runs after a warm-up,
 /// our runs alternating with the reference's.
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -52,11 +54,15 @@ do {
     #if os(Linux)
     case "object-storage": try await withScratchDirectory { try await ObjectStorageBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "vapor": try await withScratchDirectory { try await VaporBenchmarks(size: size, runs: runs, directory: $0).run() }
+    case "receive-vs-nginx":
+        try await withScratchDirectory {
+            try await ReceiveVsNginxBenchmarks(size: option("--size-mib", default: 64) << 20, clients: option("--clients", default: 16), runs: runs, directory: $0).run()
+        }
     #endif
     case "resumable": try await withScratchDirectory { try await ResumableBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "sink": ByteSink.run(port: UInt16(arguments.dropFirst().first ?? "") ?? 8099)
     default:
-        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small|object-storage|vapor [--size-mib N] [--runs N] [--busy N] [--only NAME,…]\n".utf8))
+        FileHandle.standardError.write(Data("usage: formpost-bench encode|parse|upload|concurrent|caller-client|resumable|small|object-storage|vapor|receive-vs-nginx [--size-mib N] [--runs N] [--busy N] [--only NAME,…] [--clients N]\n".utf8))
         exit(2)
     }
 } catch {

@@ -15,7 +15,7 @@ struct BatchedFileWriter {
 
     /// How many bytes are gathered before one write: few system calls and thread hops, and a
     /// bounded amount held per upload.
-    static let batchSize = 256 * 1024
+    static let batchSize = 128 * 1024
 
     init(descriptor: Int32, threadPool: NIOThreadPool) {
         self.descriptor = descriptor
