@@ -12,21 +12,34 @@ struct BatchedFileWriter {
     private let threadPool: NIOThreadPool
     private var pending: [ByteBuffer] = []
     private var pendingBytes = 0
+    private var pendingSince: ContinuousClock.Instant?
 
     /// How many bytes are gathered before one write: few system calls and thread hops, and a
     /// bounded amount held per upload.
     static let batchSize = 128 * 1024
+    /// How long bytes are gathered at most before they are written, however few: each read
+    /// of a slow client is a buffer of its own with room to spare (about 2 KiB for each KiB
+    /// it sent), so that a batch of 128 KiB gathered at 1 KiB/s would hold about 256 KiB for
+    /// two minutes.
+    static let batchAge = Duration.seconds(1)
+
+    /// Whether a batch of `bytes`, gathered since `since`, is to be written now.
+    static func isDue(bytes: Int, since: ContinuousClock.Instant?) -> Bool {
+        bytes >= batchSize || since.map { ContinuousClock.now - $0 >= batchAge } == true
+    }
 
     init(descriptor: Int32, threadPool: NIOThreadPool) {
         self.descriptor = descriptor
         self.threadPool = threadPool
     }
 
-    /// Takes `bytes` (keeping the buffer, not a copy); writes once a batch is full.
+    /// Takes `bytes` (keeping the buffer, not a copy); writes once a batch is full, or its
+    /// first bytes were taken ``batchAge`` ago.
     mutating func write(_ bytes: ByteBuffer) async throws {
         pending.append(bytes)
         pendingBytes += bytes.readableBytes
-        if pendingBytes >= Self.batchSize { try await flush() }
+        if pendingSince == nil { pendingSince = .now }
+        if Self.isDue(bytes: pendingBytes, since: pendingSince) { try await flush() }
     }
 
     /// Writes what is gathered — also when the task was cancelled (its request went away):
@@ -36,6 +49,7 @@ struct BatchedFileWriter {
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         pendingBytes = 0
+        pendingSince = nil
         let (descriptor, threadPool) = (self.descriptor, self.threadPool)
         let write: @Sendable () async throws -> Void = {
             try await threadPool.runIfActive {

@@ -36,6 +36,7 @@ struct PipelinedFileWriter {
     private let progress: Progress
     private var pending: [ByteBuffer] = []
     private var pendingBytes = 0
+    private var pendingSince: ContinuousClock.Instant?
     private var inFlight: Task<Void, any Error>?
     private var failure: (any Error)?
 
@@ -46,13 +47,15 @@ struct PipelinedFileWriter {
         self.progress = Progress(digest)
     }
 
-    /// Takes `bytes` (keeping the buffer, not a copy); sends a batch on once it is full.
-    /// Returns false once a write has failed: the writer takes nothing more.
+    /// Takes `bytes` (keeping the buffer, not a copy); sends a batch on once it is full, or
+    /// its first bytes were taken ``BatchedFileWriter/batchAge`` ago. Returns false once a
+    /// write has failed: the writer takes nothing more.
     mutating func write(_ bytes: ByteBuffer) async -> Bool {
         guard failure == nil else { return false }
         pending.append(bytes)
         pendingBytes += bytes.readableBytes
-        if pendingBytes >= BatchedFileWriter.batchSize { await dispatch() }
+        if pendingSince == nil { pendingSince = .now }
+        if BatchedFileWriter.isDue(bytes: pendingBytes, since: pendingSince) { await dispatch() }
         return failure == nil
     }
 
@@ -83,6 +86,7 @@ struct PipelinedFileWriter {
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         pendingBytes = 0
+        pendingSince = nil
         guard failure == nil, !batch.isEmpty else { return }
         let (descriptor, threadPool, progress) = (self.descriptor, self.threadPool, self.progress)
         // A task of its own, which a cancellation of the request's does not reach.
