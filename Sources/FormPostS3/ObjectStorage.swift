@@ -279,19 +279,29 @@ public struct ObjectStorage: Sendable {
     }
 
     /// Whether the store's listing of multipart uploads finds one of `key`, begun now, when
-    /// asked for `prefix` (a prefix of `key`, as the sweep asks for the receiver's prefix), and
-    /// whether it dates it within an hour of this clock; the upload is aborted after. A store
-    /// that fails either is taken not to.
+    /// asked for `prefix` (a prefix of `key`, as the sweep asks for the receiver's prefix) and
+    /// lists nothing outside `prefix`, and whether it dates it within an hour of this clock;
+    /// the upload is aborted after. Only a listing by prefix that succeeds and lacks it is
+    /// followed by one of the whole key, which tells a store that lists a key's uploads alone
+    /// (MinIO); a store whose listing fails, or lists uploads outside the prefix asked for
+    /// (which the sweep would take for its own), is taken to do neither.
     private static func listsMultipartUploads(_ key: String, byPrefix prefix: String, with client: S3Client) async -> (byPrefix: Bool, dated: Bool) {
         guard let uploadID = try? await client.beginMultipartUpload(of: key, fields: []) else { return (false, false) }
-        var listed = try? await client.listMultipartUploads(prefix: prefix).first(where: { $0.uploadID == uploadID })
-        let byPrefix = listed != nil
-        if !byPrefix {
-            listed = try? await client.listMultipartUploads(prefix: key).first(where: { $0.uploadID == uploadID })
+        let found: (byPrefix: Bool, upload: ListedMultipartUpload?)
+        do {
+            let listed = try await client.listMultipartUploads(prefix: prefix, attempts: 2, timeout: .seconds(15))
+            if let upload = listed.first(where: { $0.uploadID == uploadID }) {
+                found = listed.allSatisfy { $0.key.hasPrefix(prefix) } ? (true, upload) : (false, nil)
+            } else {
+                let whole = try await client.listMultipartUploads(prefix: key, attempts: 2, timeout: .seconds(15))
+                found = (false, whole.first { $0.uploadID == uploadID })
+            }
+        } catch {
+            found = (false, nil)
         }
         await client.abortMultipartUpload(of: key, uploadID: uploadID, attempts: 2)
-        guard let initiated = listed?.initiated else { return (byPrefix, false) }
-        return (byPrefix, abs(initiated.timeIntervalSinceNow) < 3600)
+        guard let initiated = found.upload?.initiated else { return (found.byPrefix, false) }
+        return (found.byPrefix, abs(initiated.timeIntervalSinceNow) < 3600)
     }
 
     /// Whether the store refuses to remove `probe` with `If-Match` on an ETag it does not

@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import NIOCore
 
 /// Listing a bucket's keys (`ListObjectsV2`) and multipart uploads (`ListMultipartUploads`).
 extension S3Client {
@@ -28,13 +29,14 @@ extension S3Client {
 
     /// Every multipart upload in progress whose key begins with `prefix`, a page of up to
     /// 1,000 at a time.
-    func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload] {
+    func listMultipartUploads(prefix: String, attempts: Int = S3Client.attempts, timeout: TimeAmount = .minutes(5)) async throws -> [ListedMultipartUpload] {
         var listed: [ListedMultipartUpload] = []
         var markers: (key: String, uploadID: String)?
         repeat {
             var query: [SignatureV4.Field] = [("uploads", ""), ("prefix", prefix)]
             if let markers { query += [("key-marker", markers.key), ("upload-id-marker", markers.uploadID)] }
-            let answer = try await send(.GET, key: nil, query: query, what: "listing the multipart uploads of \(prefix)", maxAnswerBytes: 16 << 20)
+            let answer = try await send(.GET, key: nil, query: query, what: "listing the multipart uploads of \(prefix)", attempts: attempts, timeout: timeout,
+                                        maxAnswerBytes: 16 << 20)
             let body = answer.body
             for upload in S3XML.elements("Upload", in: body) {
                 guard let key = S3XML.text(of: "Key", in: upload), let uploadID = S3XML.text(of: "UploadId", in: upload) else { continue }

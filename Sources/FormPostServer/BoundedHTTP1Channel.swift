@@ -5,16 +5,18 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 
-/// Hummingbird's HTTP/1.1 child channel, with the parts of a request a connection may read
+/// Hummingbird's HTTP/1.1 child channel, with the parts of a request a connection reads
 /// ahead of its handler bounded: Hummingbird's own (`HTTP1Channel`) wraps the connection in
-/// a `NIOAsyncChannel` with NIO's default of up to 10 parts read ahead, each a read of up
-/// to 64 KiB — about 640 KiB held by each connection whose upload's disk writes lag its
-/// socket. Here at most ``partsReadAhead`` are: the socket is read again once the handler
-/// has taken them.
+/// a `NIOAsyncChannel` with NIO's default, which reads on until 10 parts wait, each from a
+/// read of up to 64 KiB — about 640 KiB held by each connection whose upload's disk writes
+/// lag its socket. Here reading stops once ``partsReadAhead`` wait (one read may decode a
+/// few more: a head and its body's first bytes, say), and goes on once the handler has
+/// taken them. Plaintext HTTP/1.1 only: HTTPS (HTTP/1.1 and HTTP/2) goes through
+/// Hummingbird's channels as they are.
 struct BoundedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
-    /// How many parts of a request are read ahead of the handler at most.
+    /// How many parts of a request may wait for the handler before reading stops.
     static let partsReadAhead = 2
     /// How many reads the connection makes each time its socket is readable, and so how many
     /// receive buffers it keeps for reuse (NIO's default is 4).

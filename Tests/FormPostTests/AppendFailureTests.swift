@@ -34,7 +34,7 @@ struct AppendFailureTests {
             let filler = try DiskFiller(in: disk.path, leaving: 100 * 1024)
             let watched = DurabilityTests.resolved(disk.path)
             FileSync.recorder.watch(watched)
-            // The first batch (256 KiB) fills the disk after 100 KiB, while the next is gathered.
+            // The first batch (128 KiB) fills the disk after 100 KiB, while the next is gathered.
             let append = try StalledRequest(port: port, head: appendHead(kind, path: String(url.dropFirst(base.count)), length: content.count))
             try await offPool { append.send(content[..<sent]) }
             let stalled = try await settledSize(of: data)

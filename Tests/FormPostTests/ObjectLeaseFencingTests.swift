@@ -83,6 +83,7 @@ struct ObjectLeaseFencingTests {
         let storage = try await Self.storage(on: moto)
         #expect(storage.honoursDeleteConditions && !storage.unquotedETagConditions, "\(storage.conditionsReport)")
         #expect(!storage.datesMultipartUploads, "moto dates every multipart upload in 2010: \(storage.conditionsReport)")
+        #expect(storage.listsMultipartUploadsByPrefix, "moto lists multipart uploads by prefix: \(storage.conditionsReport)")
         withExtendedLifetime(moto) {}
     }
 

@@ -42,6 +42,7 @@ extension ObjectUploadStore {
     func strandedMultipartUploads() async throws -> [ListedMultipartUpload] {
         guard let maxLifetime else { return [] }
         let before = Date(timeIntervalSinceNow: -(maxLifetime + 2 * leaseSeconds))
-        return try await store.listMultipartUploads(prefix: store.prefix).filter { ($0.initiated ?? .distantFuture) < before }
+        // Only keys under the prefix: a store that ignored the prefix would list other applications' uploads.
+        return try await store.listMultipartUploads(prefix: store.prefix).filter { $0.key.hasPrefix(store.prefix) && ($0.initiated ?? .distantFuture) < before }
     }
 }
