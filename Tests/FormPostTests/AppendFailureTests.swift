@@ -37,7 +37,7 @@ struct AppendFailureTests {
             // The first batch (128 KiB) fills the disk after 100 KiB, while the next is gathered.
             let append = try StalledRequest(port: port, head: appendHead(kind, path: String(url.dropFirst(base.count)), length: content.count))
             try await offPool { append.send(content[..<sent]) }
-            let stalled = try await settledSize(of: data)
+            let stalled = try await settledSize(of: data, once: disk.path)
             #expect(stalled > 0 && stalled < 256 * 1024, "the disk filled mid-batch, at \(stalled) bytes")
             // Room again before the next batch: a writer that went on would write it after a hole.
             filler.remove()
@@ -159,17 +159,26 @@ struct AppendFailureTests {
         }
     }
 
-    /// The size of the file at `path` once it has not changed for half a second (at most 20 s).
-    func settledSize(of path: String) async throws -> Int64 {
+    /// The size of the file at `path` once it has stopped changing for half a second and the
+    /// file system of `full` has no room left (a write met the full disk): a receiver slowed
+    /// by a busy machine may pause between two batches, the first of which still fitted.
+    func settledSize(of path: String, once full: String) async throws -> Int64 {
         var last: Int64 = -1
         var unchanged = 0
-        for _ in 0..<400 where unchanged < 10 {
+        for _ in 0..<400 where unchanged < 10 || Self.freeBytes(full) >= 16 * 1024 {
             try await Task.sleep(for: .milliseconds(50))
             let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value ?? 0
             unchanged = size == last && size > 0 ? unchanged + 1 : 0
             last = size
         }
         return last
+    }
+
+    /// The bytes free on the file system of `path`.
+    static func freeBytes(_ path: String) -> Int {
+        var status = statvfs()
+        guard statvfs(path, &status) == 0 else { return 0 }
+        return Int(status.f_bavail) * Int(status.f_frsize)
     }
 }
 #endif
