@@ -8,6 +8,13 @@ import Testing
 /// not once a whole batch has come: each read of a slow client is a buffer of its own with
 /// room to spare, so a batch gathered at 1 KiB/s would hold twice its size for minutes.
 @Suite struct SlowClientBatchTests {
+    /// A new file at `path`, open for writing.
+    static func create(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        try #require(descriptor >= 0, "cannot create \(path)")
+        return descriptor
+    }
+
     /// The size of the file at `path` on the disk now.
     static func size(_ path: String) throws -> Int {
         try (FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
@@ -17,8 +24,7 @@ import Testing
     func formFileWrittenByAge() async throws {
         let directory = try SampleDirectory()
         let path = directory.path + "/.partial-slow"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        try #require(descriptor >= 0)
+        let descriptor = try Self.create(path)
         var sink = FileSink(descriptor: descriptor, partialPath: path, directory: directory.path, storedName: "slow", mode: 0o600)
         try await sink.write(ByteBuffer(repeating: 1, count: 1024))
         #expect(try Self.size(path) == 0, "a KiB alone was written at once: the batch is not gathered")
@@ -33,8 +39,7 @@ import Testing
     func appendWrittenByAge() async throws {
         let directory = try SampleDirectory()
         let path = directory.path + "/append"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        try #require(descriptor >= 0)
+        let descriptor = try Self.create(path)
         defer { close(descriptor) }
         var writer = PipelinedFileWriter(descriptor: descriptor, threadPool: .singleton, digest: nil)
         #expect(await writer.write(ByteBuffer(repeating: 1, count: 1024)))
