@@ -11,6 +11,17 @@ extension ObjectStorage: ObjectStore {
         Self.partSize(maxFileSize: maxFileSize)
     }
 
+    /// This bucket for the leases' requests: through ``leaseClient`` (else
+    /// ``defaultLeaseClient`` while ``client`` is ``defaultClient``), each attempt within a
+    /// quarter of ``leaseDuration``, so that the two attempts of a renewal end before the
+    /// next renewal is due. The credentials, clock offset and retry quota are this store's.
+    public var leaseTraffic: any ObjectStore {
+        var leases = self
+        leases.client = leaseClient ?? (client === Self.defaultClient ? Self.defaultLeaseClient : client)
+        leases.attemptTimeout = TimeAmount(leaseDuration / 4)
+        return leases
+    }
+
     /// Nil when the bucket answers a `HEAD` within 5 s (without the retries of uploads'
     /// requests: a readiness probe asks again soon); else why not, as a sentence.
     public func problem() async -> String? {

@@ -1,6 +1,7 @@
 import FormPostReceiving
 import FormPostDigests
 import AsyncHTTPClient
+import NIOCore
 import NIOPosix
 #if canImport(Glibc)
 import Glibc
@@ -67,6 +68,15 @@ public struct ObjectStorage: Sendable {
     /// The HTTP client requests go through: ``defaultClient`` unless another is given (one
     /// that follows no redirect: a redirect would carry the signature elsewhere).
     public var client: HTTPClient
+    /// The HTTP client the leases' requests go through (``leaseTraffic``): connections of
+    /// their own, so that a renewal never waits behind parts in flight. When nil,
+    /// ``defaultLeaseClient`` while ``client`` is ``defaultClient``, else ``client`` itself
+    /// (a client given for its TLS or proxy settings is used for every request): give one
+    /// made as ``client`` was to keep the leases apart.
+    public var leaseClient: HTTPClient?
+    /// How long each attempt of a request may take when the request says nothing; nil for
+    /// 5 minutes. Set for the leases' requests (``leaseTraffic``).
+    var attemptTimeout: TimeAmount?
     /// Where the credentials come from, for the start-up line (never a secret): `environment`,
     /// `profile NAME in PATH`, a role's, the container's, the instance's, or `given` when
     /// passed to ``init(bucket:prefix:endpoint:region:pathStyle:accessKeyID:secretAccessKey:sessionToken:client:)``.
@@ -90,12 +100,20 @@ public struct ObjectStorage: Sendable {
     /// shared event loops (sockets on every platform, never Network.framework), configured
     /// as its shared client but following no redirect and decompressing nothing. Made once
     /// per process, on first use; never shut down.
-    public static let defaultClient: HTTPClient = {
+    public static let defaultClient: HTTPClient = newClient()
+
+    /// The client of the leases' requests unless one is given (``leaseClient``): made as
+    /// ``defaultClient``, with a pool of connections of its own. Made once per process, on
+    /// first use; never shut down.
+    public static let defaultLeaseClient: HTTPClient = newClient()
+
+    /// A client as ``defaultClient`` is made, with a pool of connections of its own.
+    private static func newClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-    }()
+    }
 
     /// The credentials to sign a request with now.
     func currentCredentials() async throws -> S3Credentials {

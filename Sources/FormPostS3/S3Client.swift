@@ -70,7 +70,8 @@ struct S3Client: Sendable {
     /// Sends `method` to `key` (the bucket itself without one) with `query` and `fields`
     /// (unencoded) and `body`, for `what` (said in errors), at most `attempts` times while it
     /// fails transiently (``S3RetryStrategy``: backoff with jitter, `Retry-After`, a clock
-    /// corrected, the bucket's retry quota), each within `timeout` (AsyncHTTPClient tries to
+    /// corrected, the bucket's retry quota), each within `timeout` (else the storage's
+    /// `attemptTimeout`, else 5 minutes; AsyncHTTPClient tries to
     /// connect again and again until then); returns a 2xx answer. With `errorInBody`, a 200
     /// whose body is S3's `<Error>` (as `CompleteMultipartUpload` and `UploadPartCopy` may
     /// answer) fails as that error would. A redirect is never followed: the signature
@@ -79,7 +80,7 @@ struct S3Client: Sendable {
     /// - Throws: `ObjectStorageError/refused(what:status:code:message:)` for any other
     ///   answer (after the retries a transient one gets), `ObjectStorageError/unreachable(what:detail:)`.
     func send(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field] = [], fields: [SignatureV4.Field] = [],
-              body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount = .minutes(5),
+              body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount? = nil,
               maxAnswerBytes: Int = 1 << 20, errorInBody: Bool = false) async throws -> Answer {
         let payloadHash = SignatureV4.hex(body.map { buffer in
             var hasher = SHA256Hasher()
@@ -96,7 +97,8 @@ struct S3Client: Sendable {
             }
             do {
                 let answer = try await sendOnce(method, key: key, query: query, fields: fields, body: body, payloadHash: payloadHash, what: what,
-                                                timeout: timeout, maxAnswerBytes: maxAnswerBytes, errorInBody: errorInBody)
+                                                timeout: timeout ?? storage.attemptTimeout ?? .minutes(5), maxAnswerBytes: maxAnswerBytes,
+                                                errorInBody: errorInBody)
                 storage.retryQuota.succeeded(lastRetryCost: lastRetryCost)
                 return answer
             } catch let failed as FailedAttempt {

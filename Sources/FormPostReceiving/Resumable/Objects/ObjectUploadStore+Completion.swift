@@ -23,7 +23,7 @@ extension ObjectUploadStore {
     func holdingLease<T>(_ id: String, _ body: (HeldLease) async throws -> T) async throws -> T {
         guard let lease = try await lease(id) else { throw ObjectUploadFailure.held }
         let held = HeldLease(lease, duration: leaseSeconds)
-        let renewing = Task { [store, leaseSeconds] in await held.keepRenewing(for: leaseSeconds, with: store) }
+        let renewing = Task { [leases, leaseSeconds] in await held.keepRenewing(for: leaseSeconds, with: leases) }
         let result: Result<T, any Error>
         do {
             if lease.tookOver { try await fence(id, by: lease) }
@@ -35,7 +35,7 @@ extension ObjectUploadStore {
         }
         renewing.cancel()
         await renewing.value
-        await held.lease.release(with: store)
+        await held.lease.release(with: leases)
         return try result.get()
     }
 

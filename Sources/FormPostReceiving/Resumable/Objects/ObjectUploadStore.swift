@@ -20,6 +20,8 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     typealias State = ObjectUploadState<Info>
 
     let store: any ObjectStore
+    /// The bucket for the leases' requests (``ObjectStore/leaseTraffic``).
+    var leases: any ObjectStore { store.leaseTraffic }
     /// The name of the directory-like prefix its uploads' state is kept under: `tus`, `resumable`.
     let name: String
     /// The size of every part but the last: `ObjectStorage/partSize(maxFileSize:)`.
@@ -118,7 +120,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
 
     /// The lease of `id`, or nil while another receiver holds it.
     func lease(_ id: String) async throws -> ObjectLease? {
-        try await ObjectLease.take(leaseKey(id), for: leaseSeconds, with: store)
+        try await ObjectLease.take(leaseKey(id), for: leaseSeconds, with: leases)
     }
 
     /// The bytes of `tail` (fewer than a part of `partSize`).

@@ -25,6 +25,12 @@ public protocol ObjectStore: Sendable {
     /// (``delete(_:condition:what:attempts:)`` is then never sent with a condition it
     /// relies on). False unless the store says otherwise.
     var honoursDeleteConditions: Bool { get }
+    /// The same bucket for the requests of leases (``ObjectLease``: taking, renewing,
+    /// releasing one): sent on connections of their own, so that a renewal never waits
+    /// behind parts in flight, and each attempt cut off well within the lease, so that one
+    /// lost on the way is sent again while the lease still runs. This store itself unless
+    /// the store says otherwise.
+    var leaseTraffic: any ObjectStore { get }
 
     /// The size of every part but the last of a file of at most `maxFileSize` bytes.
     func partSize(maxFileSize: Int64) -> Int
@@ -75,6 +81,9 @@ public protocol ObjectStore: Sendable {
 extension ObjectStore {
     /// False: a store that does not say is taken not to honour `If-Match` on `DELETE`.
     public var honoursDeleteConditions: Bool { false }
+
+    /// This store itself: its leases' requests go as all others do.
+    public var leaseTraffic: any ObjectStore { self }
 
     /// None: a store that cannot list its multipart uploads leaves them to the bucket's
     /// lifecycle rule.

@@ -1,0 +1,81 @@
+import Foundation
+@testable import FormPostReceiving
+import FormPostS3
+import NIOCore
+import Testing
+
+/// The leases' requests on their own connections, each attempt short
+/// (``ObjectStore/leaseTraffic``): a lease held through an append stays held while the
+/// store is slow to take its parts, and a renewal lost on the way is sent again in time.
+/// On moto behind a proxy that holds chosen requests (Tests/Interop/s3_hold_proxy.py).
+@Suite("Object storage: lease traffic apart from parts", .timeLimit(.minutes(3)))
+struct ObjectLeaseTrafficTests {
+    /// How long the leases last, in seconds: short, for a renewal held up to outlast one.
+    static let leaseSeconds = 3
+
+    /// Runs `body` with tus uploads on moto behind s3_hold_proxy.py holding `hold`
+    /// (`METHOD NEEDLE SECONDS [SKIP [COUNT]]`), leases of ``leaseSeconds``; returns the
+    /// proxy's lines.
+    func throughHoldingProxy(_ hold: [String], _ body: (ObjectStorage, ObjectUploadStore<TusUploadInfo>) async throws -> Void) async throws -> [String] {
+        let moto = try await MotoStore()
+        let port = try freePort()
+        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_hold_proxy.py"), String(port), String(moto.port)] + hold, stderr: .discard)
+        defer { proxy.stop() }
+        try await RawSocket.waitForListener(port: port)
+        var storage = moto.storage(prefix: "traffic", through: port)
+        storage.leaseDuration = .seconds(Self.leaseSeconds)
+        try await storage.checkConditionalWrites()
+        let uploads = ObjectUploadStore<TusUploadInfo>(store: storage, name: "tus", partSize: 8 << 20, leaseSeconds: Double(Self.leaseSeconds), events: nil)
+        try await body(storage, uploads)
+        let output = try await offPool { () -> Data in
+            proxy.stop()
+            return try proxy.finish().stdout
+        }
+        return String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    @Test("a lease stays held while parts fill every connection the store's client opens (each part taking 6 s, twice the lease)")
+    func renewedBesideSlowParts() async throws {
+        let lines = try await throughHoldingProxy(["PUT", "partNumber=", "6"]) { storage, uploads in
+            let id = UploadStore.randomName()
+            let key = storage.prefix + id
+            let uploadID = try await storage.beginMultipartUpload(of: key, attributes: ObjectAttributes())
+            let taken = Date().timeIntervalSince1970
+            let expires = try await uploads.holdingLease(id) { held -> Double in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    // More parts than AsyncHTTPClient's 8 connections to one host.
+                    for number in 1...10 {
+                        group.addTask {
+                            _ = try await storage.sendPart(ByteBuffer(repeating: UInt8(number), count: 1024), number: number, of: key, uploadID: uploadID,
+                                                           timeout: .seconds(30))
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(Self.leaseSeconds * 1000 + 1500))
+                    #expect(throws: Never.self, "the lease was lost while the parts were in flight: its renewals waited behind them") {
+                        try held.check()
+                    }
+                    try await group.waitForAll()
+                }
+                return held.lease.expires
+            }
+            #expect(expires > taken + Double(Self.leaseSeconds) + 3, "the lease was not renewed while the parts were in flight")
+            await storage.abortMultipartUpload(of: key, uploadID: uploadID, attempts: 1)
+        }
+        #expect(lines.filter { $0.hasSuffix(" held") }.count == 10, "the proxy did not hold the parts: \(lines)")
+    }
+
+    @Test("a renewal whose request is held on the way (a minute) is sent again within the lease, and the lease stays held")
+    func lostRenewalSentAgain() async throws {
+        // The lease's second write is its first renewal: held; the take before it is not.
+        let lines = try await throughHoldingProxy(["PUT", ".lease", "60", "1", "1"]) { _, uploads in
+            let id = UploadStore.randomName()
+            try await uploads.holdingLease(id) { held in
+                try await Task.sleep(for: .milliseconds(Self.leaseSeconds * 1000 + 1000))
+                #expect(throws: Never.self, "the lease ran out while its first renewal hung") { try held.check() }
+            }
+        }
+        #expect(lines.filter { $0.contains(".lease") && $0.hasSuffix(" held") }.count == 1, "the proxy did not hold the renewal: \(lines)")
+        #expect(lines.filter { $0.contains("PUT ") && $0.contains(".lease") && $0.hasSuffix("-> 200") }.count >= 3,
+                "the take, a renewal sent again and the release should have reached the store: \(lines)")
+    }
+}
