@@ -80,8 +80,10 @@ public struct ReceiverConfiguration: Sendable {
     /// ``TusReceiver`` and of ``ResumableUploadReceiver`` (forms too) made with this
     /// configuration. An upload whose event cannot be recorded is not answered complete: a
     /// form is answered 500 and its files removed; a resumable upload's completion fails
-    /// and is taken up again (as after any failed step), event included.
-    public var events: UploadEventOutbox?
+    /// and is taken up again (as after any failed step), event included. A directory's
+    /// ``UploadEventOutbox``, or, with ``objectStorage``, the bucket's ``ObjectEventQueue``
+    /// (so that an event outlives the receiver and its disk).
+    public var events: (any UploadEventQueue)?
 
     /// Creates a configuration; by default 10 GiB bodies and files, 1000 parts, 1 MiB per
     /// field and 4 MiB of fields in all, stored files readable by their owner only (0600),

@@ -17,6 +17,11 @@ public enum ReceiverSetupError: Error, Equatable, Sendable, CustomStringConverti
     /// other's files in progress and append to the same uploads. Stop the other process
     /// first, or give each its own state directory.
     case stateDirectoryInUse(String)
+    /// The events are to be kept in a queue other than a directory's
+    /// (``ObjectEventQueue``, say) while the uploads are kept on the disk, whose completions
+    /// record their events with the upload's files: give an ``UploadEventOutbox``, or
+    /// ``ReceiverConfiguration/objectStorage`` too. `location` is the queue's.
+    case eventsApartFromUploads(location: String)
 
     public var description: String {
         switch self {
@@ -28,7 +33,20 @@ public enum ReceiverSetupError: Error, Equatable, Sendable, CustomStringConverti
             return "resumable uploads cannot be kept in \(path): \(reason)"
         case .stateDirectoryInUse(let path):
             return "the state directory \(path) is in use by another process (it holds a lock on it): stop that process first, or give this one a state directory of its own"
+        case .eventsApartFromUploads(let location):
+            return "the events cannot be kept in \(location) while the uploads are kept on the disk: give a directory's outbox, or keep the uploads in object storage too"
         }
+    }
+
+    /// The directory outbox that the resumable uploads kept on the disk by `configuration`
+    /// record their events in, or nil for none (nor when they are kept in object storage,
+    /// whose completions record into ``ReceiverConfiguration/events`` themselves).
+    ///
+    /// - Throws: ``eventsApartFromUploads(location:)``.
+    static func directoryOutbox(of configuration: ReceiverConfiguration) throws -> UploadEventOutbox? {
+        guard let events = configuration.events, configuration.objectStorage == nil else { return nil }
+        guard let outbox = events as? UploadEventOutbox else { throw eventsApartFromUploads(location: events.location) }
+        return outbox
     }
 
     /// `path` without a trailing `/`, checked to be below `/`.

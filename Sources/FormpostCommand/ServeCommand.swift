@@ -98,12 +98,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("hook-timeout"), help: "Seconds --hook-url has for each exchange, from connecting to the last byte of its answer; past them the upload is answered 503 (pre-create) or the event posted again later (post-finish).")
     var hookTimeout: Double = 5
     @Option(name: .customLong("hook-events"),
-            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk before it is answered complete, and posted until the hook answers 2xx, after a restart too, each event on its own schedule (see --events-max-age)), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
+            help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk (with --store, in the bucket, for any receiver on it to post) before it is answered complete, and posted until the hook answers 2xx, after a restart too, each event on its own schedule (see --events-max-age)), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
     var hookEvents = "pre-create"
     @Option(name: .customLong("events-max-count"),
             help: "The most events (post-finish, post-terminate) that may wait in the outbox for the hook; past it, uploads whose event cannot be recorded are answered 503 with Retry-After (nothing stored), rather than an event being dropped.")
     var eventsMaxCount = UploadEventOutbox.defaultMaxCount
-    @Option(name: .customLong("events-max-bytes"), help: "The most bytes the events waiting in the outbox may hold (bytes or K/M/G); past it, as past --events-max-count.")
+    @Option(name: .customLong("events-max-bytes"), help: "The most bytes the events waiting in the outbox may hold (bytes or K/M/G); past it, as past --events-max-count. (In a bucket, with --store, each event is held to 256 KiB and --events-max-count bounds them.)")
     var eventsMaxBytes = "64M"
     @Option(name: .customLong("events-max-attempts"),
             help: "The most attempts to post an event before it is given up on: moved to dead/ in the outbox, logged at error level, counted in formpost_events_dead_lettered_total (default: no bound but --events-max-age).")
@@ -133,7 +133,7 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Seconds a receiver's lease on a resumable upload in the bucket lasts unless renewed (appends renew it): how long an upload waits, answering 423, after the receiver appending to it died.")
     var s3Lease: Double = 20
     @Option(name: .customLong("s3-sweep"),
-            help: "Seconds between two sweeps of the resumable uploads in the bucket: completions recorded and not finished are finished, uploads idle for --resumable-expiry removed.")
+            help: "Seconds between two sweeps of the resumable uploads in the bucket: completions recorded and not finished are finished, uploads idle for --resumable-expiry removed; and between two looks for the events (--hook-events) that other receivers on the bucket recorded and did not deliver.")
     var s3Sweep: Double = 60
     @Option(name: .customLong("s3-memory"),
             help: "MiB that the parts being gathered may hold at once with --store (each file or append gathers its first 64 KiB, then a part — 8 MiB, more with a --max-file-size past 80 GB — before it is sent; two let one be sent while the next gathers): past it, uploads wait for memory, first come first served, so that slow uploads holding it make the others wait.")
@@ -272,7 +272,10 @@ struct ServeCommand: AsyncParsableCommand {
         var delivery: UploadEventDelivery?
         do {
             if let eventHook {
-                let outbox = try UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events", maxCount: eventsMaxCount, maxBytes: eventsBytes)
+                // In object storage the events wait in the bucket: a receiver killed with its
+                // disk leaves them to the others.
+                let outbox: any UploadEventQueue = try objectStorage.map { ObjectEventQueue(store: $0, maxCount: eventsMaxCount) }
+                    ?? UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events", maxCount: eventsMaxCount, maxBytes: eventsBytes)
                 configuration.events = outbox
                 // The receivers record every kind of event; those not asked for are dropped here.
                 var eventDelivery = UploadEventDelivery(outbox: outbox) { event in

@@ -189,6 +189,14 @@ struct CephGatewayTests {
         try await ObjectLeaseFencingTests.staleHolderIsFencedOff(storage)
     }
 
+    @Test("events in the bucket on RGW: a receiver killed with its disk leaves its event to the other, delivered once; ten forms and a tus upload across two receivers, each event taken once",
+          .timeLimit(.minutes(5)))
+    func eventsInTheBucket() async throws {
+        let gateway = try await CephGateway()
+        try await ObjectEventQueueTests.deliveredByTheOther(.ceph(gateway))
+        try await ObjectEventQueueTests.eachEventOnce(.ceph(gateway))
+    }
+
     @Test("a store that lists multipart uploads by whole key only, as MinIO does (a proxy in front of RGW): the probe says so, its uploads are listed undated (so that none is taken for stranded), and formpost serve names it at start",
           .timeLimit(.minutes(3)))
     func wholeKeyListing() async throws {

@@ -16,10 +16,17 @@ struct UploadEventTests {
         private let lock = NSLock()
         private var bodies: [(accepted: Bool, body: Data)] = []
         private var accepts = false
+        private var delay = Duration.zero
 
         var accepting: Bool {
             get { lock.withLock { accepts } }
             set { lock.withLock { accepts = newValue } }
+        }
+
+        /// How long it takes to answer each event (none by default).
+        var answerDelay: Duration {
+            get { lock.withLock { delay } }
+            set { lock.withLock { delay = newValue } }
         }
 
         /// The events received, each with whether it was taken.
@@ -42,6 +49,7 @@ struct UploadEventTests {
         let router = Router(context: BasicRequestContext.self)
         router.post("events") { request, _ -> Response in
             let data = Data(buffer: try await request.body.collect(upTo: 1 << 20))
+            try await Task.sleep(for: hook.answerDelay)
             return Response(status: hook.take(data) ? .noContent : .serviceUnavailable)
         }
         return try await whileRunning({ onStarted in

@@ -2,13 +2,19 @@
 /// `ID.retry` beside the event, so that a restart keeps it too): JSON
 /// `{"attempts": 3, "firstFailure": 1795741954.7, "nextAttempt": 1795741961.2}`, times in
 /// seconds since 1970.
-struct EventSchedule: Codable, Equatable, Sendable {
+public struct EventSchedule: Codable, Equatable, Sendable {
     /// The attempts made, all failed.
-    var attempts: Int
+    public var attempts: Int
     /// When the first attempt failed.
-    var firstFailure: Double
+    public var firstFailure: Double
     /// When the next attempt is due.
-    var nextAttempt: Double
+    public var nextAttempt: Double
+
+    /// A schedule after `attempts` failed attempts, the first at `firstFailure`, the next
+    /// due at `nextAttempt`.
+    public init(attempts: Int, firstFailure: Double, nextAttempt: Double) {
+        (self.attempts, self.firstFailure, self.nextAttempt) = (attempts, firstFailure, nextAttempt)
+    }
 
     /// The schedule after one more attempt failed at `now` (`previous` nil: the first):
     /// the next is due after a delay that doubles from `first` up to `longest`, drawn at

@@ -4,20 +4,25 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
-import NIOPosix
 
-/// Hands the events of an ``UploadEventOutbox`` to the application, each until it is taken:
+/// Hands the events of an ``UploadEventQueue`` (a directory's ``UploadEventOutbox``, a
+/// bucket's ``ObjectEventQueue``) to the application, each until it is taken:
 /// ``deliver`` returning is taken, throwing is not. Each event is retried on its own
 /// schedule, so an event that keeps failing never holds back the others: every event waiting
 /// is offered, oldest first, as soon as it is due — a new one at once — and one that failed
 /// is offered again after a delay that doubles from ``firstRetryDelay`` up to
 /// ``maxRetryDelay``, drawn at random between half of it and all of it. The schedule (the
 /// attempts made, when the first failed, when the next is due) is kept beside the event in the
-/// outbox (`ID.retry`), so that a restart keeps it.
+/// queue (`ID.retry`), so that a restart keeps it — and, in a bucket, every receiver.
+///
+/// A queue that receivers share (``UploadEventQueue/pollInterval``) is listed again at
+/// that interval, its schedules read again each pass, and each event delivered only while
+/// this receiver holds its claim (a lease in the bucket): whichever receiver comes first
+/// delivers it, and the others find it gone.
 ///
 /// An event still not taken after ``maxAttempts`` attempts, or ``maxAge`` after its first
-/// failed attempt, is given up on: moved with its schedule to the outbox's `dead/`
-/// directory, logged at error level and counted (`formpost_events_dead_lettered_total`);
+/// failed attempt, is given up on: moved with its schedule to the queue's dead letters
+/// (`dead/`), logged at error level and counted (`formpost_events_dead_lettered_total`);
 /// it stays there until someone acts on it (deliver it by hand, or remove it).
 ///
 /// An event is removed from the outbox only once delivered, so one that was being
@@ -25,10 +30,11 @@ import NIOPosix
 /// outbox again: ``deliver`` may see an event twice (compare ``UploadEvent/id``), never
 /// miss one — unless it is given up on.
 ///
-/// Run one delivery per outbox, with ``run()`` in a task that is cancelled to stop it.
+/// Run one delivery per outbox in each process (in each receiver, for a queue they
+/// share), with ``run()`` in a task that is cancelled to stop it.
 public struct UploadEventDelivery: Sendable {
-    /// The outbox whose events are delivered.
-    public let outbox: UploadEventOutbox
+    /// The queue whose events are delivered.
+    public let outbox: any UploadEventQueue
     /// Takes one event; throws when it could not (it is offered again later).
     public let deliver: @Sendable (UploadEvent) async throws -> Void
     /// The delay before the first retry of an event (1 second by default).
@@ -46,22 +52,22 @@ public struct UploadEventDelivery: Sendable {
     public var logger = Logger(label: "formpost.events")
 
     /// Creates a delivery of `outbox`'s events to `deliver`.
-    public init(outbox: UploadEventOutbox, deliver: @escaping @Sendable (UploadEvent) async throws -> Void) {
+    public init(outbox: any UploadEventQueue, deliver: @escaping @Sendable (UploadEvent) async throws -> Void) {
         self.outbox = outbox
         self.deliver = deliver
     }
 
-    /// Delivers the events waiting, then each one recorded, until the task is cancelled. An
-    /// outbox (or event) that cannot be read now is read again after the retry delays. The
-    /// outbox is read on NIO's thread pool (it blocks on the file system).
+    /// Delivers the events waiting, then each one recorded (and, in a shared queue, each
+    /// one found at the next look), until the task is cancelled. A queue (or event) that
+    /// cannot be read now is read again after the retry delays.
     public func run() async {
-        let outbox = self.outbox, pool = NIOThreadPool.singleton
-        guard var schedules = try? await pool.runIfActive({ outbox.schedules() }) else { return }
+        var schedules = await outbox.retrySchedules()
         var readDelay = firstRetryDelay
         while !Task.isCancelled {
             var pass = Pass()
             do {
-                let waiting = try await pool.runIfActive { try outbox.pending() }
+                let waiting = try await outbox.pendingEvents()
+                if outbox.pollInterval != nil, !waiting.isEmpty { schedules = await outbox.retrySchedules() }
                 let present = Set(waiting)
                 schedules = schedules.filter { present.contains($0.key) }
                 for id in waiting {
@@ -69,11 +75,12 @@ public struct UploadEventDelivery: Sendable {
                     await offer(id, schedules: &schedules, pass: &pass)
                 }
             } catch {
-                logger.error("cannot read the events in \(outbox.directory), to be tried again: \(error)")
+                logger.error("cannot read the events in \(outbox.location), to be tried again: \(error)")
                 pass.unreadable = true
             }
             guard !Task.isCancelled else { return }
             var wakeAt = pass.nextDue
+            if let poll = outbox.pollInterval { wakeAt = min(wakeAt ?? .infinity, Self.now() + poll.seconds) }
             if pass.unreadable {
                 wakeAt = min(wakeAt ?? .infinity, Self.now() + readDelay.seconds)
                 readDelay = min(readDelay * 2, maxRetryDelay)
@@ -96,47 +103,76 @@ public struct UploadEventDelivery: Sendable {
 
     /// Offers the event `id` if it is due, and keeps what became of it.
     private func offer(_ id: String, schedules: inout [String: EventSchedule], pass: inout Pass) async {
-        let outbox = self.outbox, pool = NIOThreadPool.singleton
         if let schedule = schedules[id], schedule.nextAttempt > Self.now() {
             pass.due(at: schedule.nextAttempt)
             return
         }
-        let stored: UploadEventOutbox.Stored
+        let previous = schedules[id]
+        let outcome: Outcome?
         do {
-            stored = try await pool.runIfActive { try outbox.read(id) }
+            outcome = try await outbox.claiming(id) { await attempt(id, previous: previous) }
         } catch {
-            logger.error("the event \(id) in \(outbox.directory) cannot be read now, to be tried again: \(error)")
+            logger.error("the event \(id) in \(outbox.location) cannot be claimed now, to be tried again: \(error)")
             pass.unreadable = true
             return
         }
+        switch outcome {
+        case nil:
+            // Another receiver delivers it: found gone, or with a schedule, at the next look.
+            if let poll = outbox.pollInterval { pass.due(at: Self.now() + poll.seconds) }
+        case .unreadable:
+            pass.unreadable = true
+        case .done:
+            schedules[id] = nil
+        case .failed(let schedule):
+            schedules[id] = schedule
+            pass.due(at: schedule.nextAttempt)
+        }
+    }
+
+    /// What became of one attempt at an event.
+    private enum Outcome: Sendable {
+        /// Delivered, gone, set aside or given up on: no longer offered.
+        case done
+        /// Not taken: offered again by `schedule`.
+        case failed(EventSchedule)
+        /// Not read now: read again after the retry delays.
+        case unreadable
+    }
+
+    /// Reads the event `id` (failed before by `previous`) and offers it, holding its claim.
+    private func attempt(_ id: String, previous: EventSchedule?) async -> Outcome {
+        let stored: StoredUploadEvent
+        do {
+            stored = try await outbox.storedEvent(id)
+        } catch {
+            logger.error("the event \(id) in \(outbox.location) cannot be read now, to be tried again: \(error)")
+            return .unreadable
+        }
         switch stored {
         case .gone:
-            schedules[id] = nil
+            return .done
         case .malformed:
-            logger.error("the event \(id) in \(outbox.directory) is no event: set aside as \(id).json.unreadable")
-            try? await pool.runIfActive { outbox.setAside(id) }
-            schedules[id] = nil
+            logger.error("the event \(id) in \(outbox.location) is no event: set aside as \(id).json.unreadable")
+            await outbox.setAsideUnreadable(id)
+            return .done
         case .event(let event):
             do {
                 try await deliver(event)
             } catch {
-                guard !Task.isCancelled else { return }
-                let schedule = EventSchedule.after(schedules[id], failedAt: Self.now(), first: firstRetryDelay, longest: maxRetryDelay)
+                let schedule = EventSchedule.after(previous, failedAt: Self.now(), first: firstRetryDelay, longest: maxRetryDelay)
+                if Task.isCancelled { return .failed(schedule) }
                 if givesUp(schedule) {
-                    await giveUp(event, after: schedule, cause: error)
-                    schedules[id] = nil
-                } else {
-                    schedules[id] = schedule
-                    let delay = Duration.milliseconds(Int64((schedule.nextAttempt - Self.now()) * 1000))
-                    logger.warning("delivering \(event.type) \(event.id) failed (attempt \(schedule.attempts)), next in \(delay): \(error)")
-                    try? await pool.runIfActive { outbox.save(schedule, of: id) }
-                    pass.due(at: schedule.nextAttempt)
+                    return await giveUp(event, after: schedule, cause: error) ? .done : .failed(schedule)
                 }
-                return
+                let delay = Duration.milliseconds(Int64((schedule.nextAttempt - Self.now()) * 1000))
+                logger.warning("delivering \(event.type) \(event.id) failed (attempt \(schedule.attempts)), next in \(delay): \(error)")
+                await outbox.keepSchedule(schedule, of: id)
+                return .failed(schedule)
             }
-            logger.debug("delivered \(event.type) \(event.id) after \((schedules[id]?.attempts ?? 0) + 1) attempt(s)")
-            schedules[id] = nil
-            await removeDelivered(id)
+            logger.debug("delivered \(event.type) \(event.id) after \((previous?.attempts ?? 0) + 1) attempt(s)")
+            await outbox.removeDelivered(id)
+            return .done
         }
     }
 
@@ -147,42 +183,36 @@ public struct UploadEventDelivery: Sendable {
         return false
     }
 
-    /// Moves `event` to the dead letters, logged and counted.
-    private func giveUp(_ event: UploadEvent, after schedule: EventSchedule, cause: any Error) async {
-        let outbox = self.outbox
+    /// Moves `event` to the dead letters, logged and counted; whether it was moved (else it
+    /// is offered again).
+    private func giveUp(_ event: UploadEvent, after schedule: EventSchedule, cause: any Error) async -> Bool {
         let since = Duration.seconds(Int64(Self.now() - schedule.firstFailure))
         do {
-            let path = try await NIOThreadPool.singleton.runIfActive { try outbox.deadLetter(event.id) }
+            let path = try await outbox.moveToDeadLetters(event.id)
             ReceiverMetrics.deadLettered(event.type)
             logger.error("gave up delivering \(event.type) \(event.id) after \(schedule.attempts) attempt(s) over \(since): moved to \(path), to be delivered or removed by hand; the last attempt failed: \(cause)")
+            return true
         } catch {
             logger.error("gave up delivering \(event.type) \(event.id) after \(schedule.attempts) attempt(s), but it cannot be set aside (\(error)): it is offered again")
+            return false
         }
     }
 
     /// Returns at `time` (seconds since 1970; nil: never), or once an event is recorded, or
     /// the task is cancelled.
     private func wait(until time: Double?) async {
+        let outbox = self.outbox
         guard let time else {
-            await outbox.recorded.wait()
+            await outbox.waitForRecord()
             return
         }
-        let recorded = outbox.recorded
         let delay = Duration.milliseconds(Int64(max(0, time - Self.now()) * 1000) + 1)
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await recorded.wait() }
+            group.addTask { await outbox.waitForRecord() }
             group.addTask { try? await Task.sleep(for: delay) }
             await group.next()
             group.cancelAll()
         }
-    }
-
-    /// Removes the event `id`, delivered, from the outbox, even when the delivery is being
-    /// stopped: NIO's pool drops work whose task is cancelled before it runs, and an event left
-    /// in the outbox is delivered again by the next delivery.
-    private func removeDelivered(_ id: String) async {
-        let outbox = self.outbox
-        await Task { try? await NIOThreadPool.singleton.runIfActive { outbox.remove(id) } }.value
     }
 
     /// Now, in seconds since 1970 (the schedules outlive the process).

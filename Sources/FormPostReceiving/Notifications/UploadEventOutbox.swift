@@ -155,21 +155,11 @@ public final class UploadEventOutbox: Sendable {
             .sorted()
     }
 
-    /// What the file of an event holds.
-    enum Stored {
-        /// The event.
-        case event(UploadEvent)
-        /// Bytes that are no event (``setAside(_:)`` them).
-        case malformed
-        /// No file: the event was removed meanwhile.
-        case gone
-    }
-
     /// What the file of `id` holds. It blocks on the file system.
     ///
     /// - Throws: the file system's error when the file is there but cannot be read now
     ///   (out of descriptors, an I/O error): the event is to be read again later.
-    func read(_ id: String) throws -> Stored {
+    func read(_ id: String) throws -> StoredUploadEvent {
         let path = path(of: id)
         let data: Data
         do {

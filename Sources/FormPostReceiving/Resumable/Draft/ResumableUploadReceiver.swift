@@ -129,7 +129,8 @@ public struct ResumableUploadReceiver: Sendable {
         self.basePath = try ReceiverSetupError.checked(basePath)
         self.expiry = expiry
         var store = try UploadStore(directory: receiver.configuration.directory, stateRoot: receiver.configuration.stateDirectory,
-                                    name: "resumable", fileMode: receiver.configuration.storedFileMode, events: receiver.configuration.events)
+                                    name: "resumable", fileMode: receiver.configuration.storedFileMode,
+                                    events: try ReceiverSetupError.directoryOutbox(of: receiver.configuration))
         store.completionFault = completionFault
         self.store = store
         let configuration = receiver.configuration

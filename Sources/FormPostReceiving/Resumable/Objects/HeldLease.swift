@@ -38,6 +38,25 @@ final class HeldLease: Sendable {
         guard !lost, Date().timeIntervalSince1970 + margin < lease.expires else { throw ObjectUploadFailure.leaseLost }
     }
 
+    /// Runs `body` holding `lease`, taken for `seconds` and renewed in the background with
+    /// `store` while it runs (``keepRenewing(for:with:)``), then released; returns what
+    /// `body` returns, or throws what it throws.
+    static func holding<T>(_ lease: ObjectLease, for seconds: Double, with store: any ObjectStore,
+                           _ body: (HeldLease) async throws -> T) async throws -> T {
+        let held = HeldLease(lease, duration: seconds)
+        let renewing = Task { await held.keepRenewing(for: seconds, with: store) }
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(held))
+        } catch {
+            result = .failure(error)
+        }
+        renewing.cancel()
+        await renewing.value
+        await held.lease.release(with: store)
+        return try result.get()
+    }
+
     /// Renews the lease every third of `seconds` until cancelled, or until a renewal finds
     /// it taken over (then it is lost for good). A renewal that fails is tried again a third
     /// later.

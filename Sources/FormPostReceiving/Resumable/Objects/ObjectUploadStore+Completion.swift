@@ -22,21 +22,14 @@ extension ObjectUploadStore {
     /// is fenced first (``fence(_:by:)``), before `body` runs.
     func holdingLease<T>(_ id: String, _ body: (HeldLease) async throws -> T) async throws -> T {
         guard let lease = try await lease(id) else { throw ObjectUploadFailure.held }
-        let held = HeldLease(lease, duration: leaseSeconds)
-        let renewing = Task { [leases, leaseSeconds] in await held.keepRenewing(for: leaseSeconds, with: leases) }
-        let result: Result<T, any Error>
-        do {
-            if lease.tookOver { try await fence(id, by: lease) }
-            result = .success(try await body(held))
-        } catch let error as ObjectStorageError where error.isLostMultipartUpload {
-            result = .failure(await endLost(id, held: held, error: error))
-        } catch {
-            result = .failure(error)
+        return try await HeldLease.holding(lease, for: leaseSeconds, with: leases) { held in
+            do {
+                if lease.tookOver { try await fence(id, by: lease) }
+                return try await body(held)
+            } catch let error as ObjectStorageError where error.isLostMultipartUpload {
+                throw await endLost(id, held: held, error: error)
+            }
         }
-        renewing.cancel()
-        await renewing.value
-        await held.lease.release(with: leases)
-        return try result.get()
     }
 
     /// Fences off the holder whose lease on `id` ran out and was taken over by `lease`: the

@@ -6,7 +6,6 @@ import Foundation
 import FormPostDigests
 import Multipart
 import NIOCore
-import NIOPosix
 
 /// Resumable uploads kept in object storage, in the style of tusd's `s3store`, so that any
 /// receiver on the bucket can continue any upload: under `PREFIX.NAME/` (`.tus/` for tus,
@@ -29,7 +28,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     /// How long a lease lasts, in seconds; it is renewed while an append runs.
     let leaseSeconds: Double
     /// Where completions record their uploads' events, or nil for none.
-    let events: UploadEventOutbox?
+    let events: (any UploadEventQueue)?
     /// The memory appends' parts may hold at once, or nil for no limit.
     var memory: PartMemoryBudget? = nil
     /// How long after its creation an upload expires at the latest, in seconds, or nil.
@@ -230,7 +229,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     func announce(_ upload: UploadEvent.Upload, as event: String?, type: String = UploadEvent.postFinish) async throws {
         guard let events else { return }
         let recorded = UploadEvent(id: event ?? UploadEventOutbox.newID(), type: type, upload: upload)
-        try await NIOThreadPool.singleton.runIfActive { try events.recordNow(recorded) }
+        try await events.record(recorded)
     }
 
     private static func attributes(_ info: Info, sha256: String? = nil) -> ObjectAttributes {

@@ -127,7 +127,7 @@ public struct TusReceiver: Sendable {
         self.expiry = expiry
         objects = TusObjects(configuration: configuration, name: "tus")
         var store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
-                                    fileMode: configuration.storedFileMode, events: configuration.events)
+                                    fileMode: configuration.storedFileMode, events: try ReceiverSetupError.directoryOutbox(of: configuration))
         store.completionFault = completionFault
         self.store = store
         self.logger = logger

@@ -25,7 +25,7 @@ public protocol ObjectStore: Sendable {
     /// (``delete(_:condition:what:attempts:)`` is then never sent with a condition it
     /// relies on). False unless the store says otherwise.
     var honoursDeleteConditions: Bool { get }
-    /// The same bucket for the requests of leases (``ObjectLease``: taking, renewing,
+    /// The same bucket for the requests of leases (taking, renewing,
     /// releasing one): sent on connections of their own, so that a renewal never waits
     /// behind parts in flight, and each attempt cut off well within the lease, so that one
     /// lost on the way is sent again while the lease still runs. This store itself unless
