@@ -189,6 +189,22 @@ struct CephGatewayTests {
         try await ObjectLeaseFencingTests.staleHolderIsFencedOff(storage)
     }
 
+    @Test("the scenarios run on a directory and on moto, on RGW: a form, a draft upload in two requests, a tus upload removed by DELETE; tus's creation-with-upload and its refusals, creation-defer-length of several parts, concatenation (joined, refusals, unfinished, awaiting a slow partial upload)",
+          .timeLimit(.minutes(12)))
+    func handlerScenarios() async throws {
+        try await ResumableHandlerScenarioTests.form(.ceph)
+        try await ResumableHandlerScenarioTests.draftInTwoRequests(.ceph)
+        try await ResumableHandlerScenarioTests.tusDeleted(.ceph)
+        let creation = TusCreationExtensionTests(), concatenation = TusConcatenationTests()
+        try await creation.creationWithUpload(storage: .ceph)
+        try await creation.creationWithUploadRefusals(storage: .ceph)
+        try await creation.deferredLength(storage: .ceph)
+        try await concatenation.joined(storage: .ceph)
+        try await concatenation.refusals(storage: .ceph)
+        try await concatenation.unfinished(storage: .ceph)
+        try await concatenation.awaitingIsNotIdle(storage: .ceph)
+    }
+
     @Test("events in the bucket on RGW: a receiver killed with its disk leaves its event to the other, delivered once; ten forms and a tus upload across two receivers, each event taken once",
           .timeLimit(.minutes(5)))
     func eventsInTheBucket() async throws {

@@ -11,7 +11,13 @@ struct TusCreationExtensionTests {
     /// Where `formpost serve` keeps uploads.
     enum Storage: String, CaseIterable, CustomTestStringConvertible {
         case directory, objects
+        /// Ceph's RADOS Gateway, a real S3, started for the test: not among ``allCases``,
+        /// run by `CephGatewayTests` alone (a cluster starting takes both cores for seconds).
+        case ceph
+        static var allCases: [Storage] { [.directory, .objects] }
         var testDescription: String { rawValue }
+        /// Whether the uploads go to a bucket (moto or RGW).
+        var inBucket: Bool { self != .directory }
     }
 
     /// A running `formpost serve` and what the tests read back from it: its directory
@@ -54,16 +60,22 @@ struct TusCreationExtensionTests {
     /// Runs `body` with `formpost serve` storing on `storage`, with `options` besides.
     static func withServe<T: Sendable>(_ storage: Storage, options: [String] = [], _ body: (Serve) async throws -> T) async throws -> T {
         let samples = try SampleDirectory()
-        let store = storage == .objects ? try await MotoStore() : nil
+        var bucket: ObjectEventQueueTests.TestBucket?
+        switch storage {
+        case .directory: bucket = nil
+        case .objects: bucket = .moto(try await MotoStore())
+        case .ceph: bucket = .ceph(try await CephGateway())
+        }
         let port = try freePort()
-        let storeOptions = store.map { ["--store", "s3://\($0.bucket)/tus", "--s3-endpoint", $0.endpoint, "--s3-path-style"] } ?? []
-        let serve = MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", samples.path + "/stored"] + storeOptions + options
+        // The endpoint alone: an IP address is addressed path-style.
+        let storeOptions = bucket.map { ["--store", "s3://\($0.name)/tus", "--s3-endpoint", $0.endpoint] } ?? []
+        let serve = (bucket?.credentials ?? []) + [formpostBinary, "serve", "--port", String(port), "--dir", samples.path + "/stored"] + storeOptions + options
+        // The store lives until the server has stopped.
+        defer { withExtendedLifetime(bucket) {} }
         let server = try ChildProcess("env", serve, stdout: .discard, stderr: .discard)
         defer { server.stop() }
         try await RawSocket.waitForListener(port: port, attempts: 1200)
-        var bucket: (@Sendable () async throws -> MotoStore.Contents)?
-        if let store { bucket = { try await store.contents() } }
-        return try await body(Serve(base: "http://127.0.0.1:\(port)", samples: samples, bucket: bucket))
+        return try await body(Serve(base: "http://127.0.0.1:\(port)", samples: samples, bucket: bucket?.contents))
     }
 
     /// `bytes` in the file `name` of `samples`; its path.
@@ -161,7 +173,7 @@ struct TusCreationExtensionTests {
     func deferredLength(storage: Storage) async throws {
         try await Self.withServe(storage) { serve in
             // On object storage, more than two parts: the part size is chosen before the length is known.
-            let size = storage == .objects ? 18_000_000 : 1_300_000
+            let size = storage.inBucket ? 18_000_000 : 1_300_000
             let split = size / 2 + 7
             let bytes = try Self.randomBytes(size)
             let first = try Self.random(serve.samples, "first", bytes.prefix(split))
