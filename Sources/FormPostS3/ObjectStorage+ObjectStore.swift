@@ -13,12 +13,13 @@ extension ObjectStorage: ObjectStore {
 
     /// This bucket for the leases' requests: through ``leaseClient`` (else
     /// ``defaultLeaseClient`` while ``client`` is ``defaultClient``), each attempt within a
-    /// quarter of ``leaseDuration``, so that the two attempts of a renewal end before the
-    /// next renewal is due. The credentials, clock offset and retry quota are this store's.
+    /// quarter of ``leaseDuration`` (at most 5 minutes), so that a renewal begun a third into
+    /// the lease has ended, its two attempts made, with a sixth of the lease left for one more.
+    /// The credentials, clock offset and retry quota are this store's.
     public var leaseTraffic: any ObjectStore {
         var leases = self
         leases.client = leaseClient ?? (client === Self.defaultClient ? Self.defaultLeaseClient : client)
-        leases.attemptTimeout = TimeAmount(leaseDuration / 4)
+        leases.attemptTimeout = TimeAmount(min(leaseDuration / 4, .seconds(300)))
         return leases
     }
 

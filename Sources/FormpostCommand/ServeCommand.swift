@@ -101,12 +101,12 @@ struct ServeCommand: AsyncParsableCommand {
             help: "The events posted to --hook-url, comma-separated: pre-create (asks whether an upload may begin; the default), post-finish (an upload's receipt once stored — a multipart form, a tus or IETF-draft upload — recorded on the disk (with --store, in the bucket, for any receiver on it to post) before it is answered complete, and posted until the hook answers 2xx, after a restart too, each event on its own schedule (see --events-max-age)), post-terminate (a resumable upload its client ended with DELETE, recorded and posted the same way).")
     var hookEvents = "pre-create"
     @Option(name: .customLong("events-max-count"),
-            help: "The most events (post-finish, post-terminate) that may wait in the outbox for the hook; past it, uploads whose event cannot be recorded are answered 503 with Retry-After (nothing stored), rather than an event being dropped.")
+            help: "The most events (post-finish, post-terminate) that may wait in the outbox (in the bucket with --store) for the hook; past it, uploads whose event cannot be recorded are answered 503 with Retry-After (nothing stored), rather than an event being dropped.")
     var eventsMaxCount = UploadEventOutbox.defaultMaxCount
     @Option(name: .customLong("events-max-bytes"), help: "The most bytes the events waiting in the outbox may hold (bytes or K/M/G); past it, as past --events-max-count. (In a bucket, with --store, each event is held to 256 KiB and --events-max-count bounds them.)")
     var eventsMaxBytes = "64M"
     @Option(name: .customLong("events-max-attempts"),
-            help: "The most attempts to post an event before it is given up on: moved to dead/ in the outbox, logged at error level, counted in formpost_events_dead_lettered_total (default: no bound but --events-max-age).")
+            help: "The most attempts to post an event before it is given up on: moved to dead/ in the outbox (in the bucket with --store), logged at error level, counted in formpost_events_dead_lettered_total (default: no bound but --events-max-age).")
     var eventsMaxAttempts: Int?
     @Option(name: .customLong("events-max-age"),
             help: "Seconds after its first failed attempt that an event is still posted (each on its own schedule: 1, 2, 4… s apart, at most 60, with jitter); then it is given up on as past --events-max-attempts.")
@@ -253,7 +253,8 @@ struct ServeCommand: AsyncParsableCommand {
             // Before any receiver is made: the form of If-Match the store takes is found here.
             do {
                 try await checked.check()
-                if !noTus || !noResumable { try await checked.checkConditionalWrites() }
+                // Resumable uploads and the events in the bucket take leases.
+                if !noTus || !noResumable || eventHook != nil { try await checked.checkConditionalWrites() }
             } catch {
                 Descriptor.standardError.print("formpost: --store \(store ?? ""): \(error)\n")
                 throw ExitCode(Self.objectStoreUnavailableStatus)
@@ -274,8 +275,14 @@ struct ServeCommand: AsyncParsableCommand {
             if let eventHook {
                 // In object storage the events wait in the bucket: a receiver killed with its
                 // disk leaves them to the others.
+                let directoryOutbox = stateDir.map { $0 + "/events" } ?? dir + "/.events"
                 let outbox: any UploadEventQueue = try objectStorage.map { ObjectEventQueue(store: $0, maxCount: eventsMaxCount) }
-                    ?? UploadEventOutbox(directory: stateDir.map { $0 + "/events" } ?? dir + "/.events", maxCount: eventsMaxCount, maxBytes: eventsBytes)
+                    ?? UploadEventOutbox(directory: directoryOutbox, maxCount: eventsMaxCount, maxBytes: eventsBytes)
+                let stranded = objectStorage == nil ? 0 : ((try? FileManager.default.contentsOfDirectory(atPath: directoryOutbox)) ?? [])
+                    .filter { !$0.hasPrefix(".") && $0.hasSuffix(".json") }.count
+                if stranded > 0 {
+                    Descriptor.standardError.print("formpost: \(stranded) events recorded without --store wait in \(directoryOutbox): with --store the events are posted from the bucket; serve once without --store to post those\n")
+                }
                 configuration.events = outbox
                 // The receivers record every kind of event; those not asked for are dropped here.
                 var eventDelivery = UploadEventDelivery(outbox: outbox) { event in

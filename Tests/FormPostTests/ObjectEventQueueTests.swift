@@ -49,7 +49,7 @@ struct ObjectEventQueueTests {
                 let port = try freePort()
                 let serve = bucket.credentials + [
                     formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/" + name, "--store", "s3://\(bucket.name)/events",
-                    "--s3-endpoint", bucket.endpoint, "--s3-lease", "3", "--s3-sweep", "1",
+                    "--s3-endpoint", bucket.endpoint, "--s3-lease", "6", "--s3-sweep", "1",
                     "--hook-url", "http://127.0.0.1:\(hookPort)/events", "--hook-events", "post-finish", "--hook-timeout", "5",
                 ]
                 processes.append(try ChildProcess("env", serve, stdout: .discard, stderr: .discard))

@@ -21,13 +21,16 @@ import Synchronization
 /// before it was removed, or lost its lease while the hook held the request past it: then
 /// twice, with the same ``UploadEvent/id``.
 ///
-/// The queue holds at most ``maxCount`` events (so at most ``maxCount`` ×
-/// ``maxEventBytes`` bytes): past it, recording throws and the upload is answered 503, as
-/// with ``UploadEventOutbox``.
+/// The queue holds about ``maxCount`` events at most (each summarised to ``maxEventBytes``):
+/// past it, recording throws and the upload is answered 503, as with ``UploadEventOutbox``.
+/// Each receiver counts the events of its last listing and those it recorded since, so
+/// receivers recording at once may pass it by the events they recorded since they last
+/// listed; an event recorded again (a completion taken up again) counts twice until then.
 public final class ObjectEventQueue: UploadEventQueue {
     /// The bucket.
     public let store: any ObjectStore
-    /// The most events that may wait; past it, recording an event throws.
+    /// The most events that may wait (as this receiver counts them); past it, recording an
+    /// event throws.
     public let maxCount: Int
     /// The most bytes of one event's JSON: a larger event is summarised to fit.
     public let maxEventBytes: Int
@@ -61,17 +64,6 @@ public final class ObjectEventQueue: UploadEventQueue {
     public var location: String { store.bucket + "/" + keyPrefix }
 
     private func key(_ id: String, _ suffix: String) -> String { keyPrefix + id + suffix }
-
-    /// Records an event of `type` about `upload` in the bucket, and wakes this receiver's
-    /// delivery; returns it.
-    ///
-    /// - Throws: a `503` refusal (`ReceiverFailure.unavailable`) past ``maxCount``; `ObjectStorageError`.
-    @discardableResult
-    public func record(_ type: String, upload: UploadEvent.Upload) async throws -> UploadEvent {
-        let event = UploadEvent(id: UploadEventOutbox.newID(), type: type, upload: upload)
-        try await record(event)
-        return event
-    }
 
     /// Writes `event` as `ID.json` (summarised to ``maxEventBytes``; one of the same id is
     /// replaced), and wakes this receiver's delivery.
@@ -172,29 +164,38 @@ public final class ObjectEventQueue: UploadEventQueue {
 
     /// Copies the event and its schedule to `dead/`, then removes them.
     public func moveToDeadLetters(_ id: String) async throws -> String {
-        try await move(id, ".json", to: "dead/")
+        // The schedule first: the sweep of a listing removes one whose event is gone.
         _ = try? await move(id, ".retry", to: "dead/")
+        try await move(id, ".json", to: "dead/")
         waiting.withLock { $0 = max(0, $0 - 1) }
         return location + "dead/" + id + ".json"
     }
 
+    /// The most bytes of an object moved to `dead/` or `unreadable/`: a larger one (put there
+    /// by hand: no event is near it) stays, and is offered again.
+    static let largestMoved = 16 << 20
+
     /// Writes the object `ID SUFFIX` again under `folder`, then removes it.
     private func move(_ id: String, _ suffix: String, to folder: String) async throws {
         let from = key(id, suffix)
-        let answer = try await store.get(from, maxBytes: 4 * maxEventBytes, what: "reading \(from)")
+        let answer = try await store.get(from, maxBytes: Self.largestMoved, what: "reading \(from)")
         _ = try await store.put(keyPrefix + folder + id + suffix, body: answer.bytes, what: "moving \(from) to \(folder)")
         await store.delete(from, what: "removing \(from), moved to \(folder)")
     }
 
-    /// The schedules of the events that had one when last listed.
+    /// The schedules of the events that had one when last listed (those read now).
     public func retrySchedules() async -> [String: EventSchedule] {
         var schedules: [String: EventSchedule] = [:]
         for id in scheduled.withLock({ $0 }) {
-            guard let answer = try? await store.get(key(id, ".retry"), maxBytes: 4096, what: "reading the schedule of the event \(id)"),
-                  let schedule = try? JSONDecoder().decode(EventSchedule.self, from: Data(answer.bytes.readableBytesView)) else { continue }
-            schedules[id] = schedule
+            if let schedule = await retrySchedule(of: id) { schedules[id] = schedule }
         }
         return schedules
+    }
+
+    /// The object `ID.retry`, as another receiver may have written it since the last listing.
+    public func retrySchedule(of id: String) async -> EventSchedule? {
+        guard let answer = try? await store.get(key(id, ".retry"), maxBytes: 4096, what: "reading the schedule of the event \(id)") else { return nil }
+        return try? JSONDecoder().decode(EventSchedule.self, from: Data(answer.bytes.readableBytesView))
     }
 
     /// Writes `ID.retry`, for every receiver's delivery to follow.

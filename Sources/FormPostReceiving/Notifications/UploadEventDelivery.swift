@@ -67,7 +67,8 @@ public struct UploadEventDelivery: Sendable {
             var pass = Pass()
             do {
                 let waiting = try await outbox.pendingEvents()
-                if outbox.pollInterval != nil, !waiting.isEmpty { schedules = await outbox.retrySchedules() }
+                // Those other receivers kept; one that cannot be read now keeps this one's.
+                if outbox.pollInterval != nil, !waiting.isEmpty { schedules.merge(await outbox.retrySchedules()) { $1 } }
                 let present = Set(waiting)
                 schedules = schedules.filter { present.contains($0.key) }
                 for id in waiting {
@@ -118,13 +119,14 @@ public struct UploadEventDelivery: Sendable {
         }
         switch outcome {
         case nil:
-            // Another receiver delivers it: found gone, or with a schedule, at the next look.
-            if let poll = outbox.pollInterval { pass.due(at: Self.now() + poll.seconds) }
+            // Another receiver offers it now: found gone, or with a schedule, at the next look
+            // (the pass ends within the poll interval).
+            break
         case .unreadable:
             pass.unreadable = true
         case .done:
             schedules[id] = nil
-        case .failed(let schedule):
+        case .scheduled(let schedule):
             schedules[id] = schedule
             pass.due(at: schedule.nextAttempt)
         }
@@ -134,14 +136,22 @@ public struct UploadEventDelivery: Sendable {
     private enum Outcome: Sendable {
         /// Delivered, gone, set aside or given up on: no longer offered.
         case done
-        /// Not taken: offered again by `schedule`.
-        case failed(EventSchedule)
+        /// Not taken (or not due, another receiver having tried it since the pass began):
+        /// offered again by `schedule`.
+        case scheduled(EventSchedule)
         /// Not read now: read again after the retry delays.
         case unreadable
     }
 
     /// Reads the event `id` (failed before by `previous`) and offers it, holding its claim.
+    /// In a shared queue, the schedule kept now counts: another receiver may have tried the
+    /// event since this pass began.
     private func attempt(_ id: String, previous: EventSchedule?) async -> Outcome {
+        var previous = previous
+        if outbox.pollInterval != nil, let kept = await outbox.retrySchedule(of: id) {
+            if kept.nextAttempt > Self.now() { return .scheduled(kept) }
+            previous = kept
+        }
         let stored: StoredUploadEvent
         do {
             stored = try await outbox.storedEvent(id)
@@ -153,7 +163,7 @@ public struct UploadEventDelivery: Sendable {
         case .gone:
             return .done
         case .malformed:
-            logger.error("the event \(id) in \(outbox.location) is no event: set aside as \(id).json.unreadable")
+            logger.error("the event \(id) in \(outbox.location) is no event: set aside (the directory's ID.json.unreadable, the bucket's unreadable/ID.json)")
             await outbox.setAsideUnreadable(id)
             return .done
         case .event(let event):
@@ -161,14 +171,14 @@ public struct UploadEventDelivery: Sendable {
                 try await deliver(event)
             } catch {
                 let schedule = EventSchedule.after(previous, failedAt: Self.now(), first: firstRetryDelay, longest: maxRetryDelay)
-                if Task.isCancelled { return .failed(schedule) }
+                if Task.isCancelled { return .scheduled(schedule) }
                 if givesUp(schedule) {
-                    return await giveUp(event, after: schedule, cause: error) ? .done : .failed(schedule)
+                    return await giveUp(event, after: schedule, cause: error) ? .done : .scheduled(schedule)
                 }
                 let delay = Duration.milliseconds(Int64((schedule.nextAttempt - Self.now()) * 1000))
                 logger.warning("delivering \(event.type) \(event.id) failed (attempt \(schedule.attempts)), next in \(delay): \(error)")
                 await outbox.keepSchedule(schedule, of: id)
-                return .failed(schedule)
+                return .scheduled(schedule)
             }
             logger.debug("delivered \(event.type) \(event.id) after \((previous?.attempts ?? 0) + 1) attempt(s)")
             await outbox.removeDelivered(id)

@@ -9,8 +9,11 @@ extension UploadEventOutbox: UploadEventQueue {
     /// Nil: only this process records into the directory.
     public var pollInterval: Duration? { nil }
 
-    /// Records `event` durably (on NIO's thread pool: it syncs the disk), as
-    /// ``record(_:upload:)`` does.
+    /// Records `event` durably in `ID.json` (on NIO's thread pool: it syncs the disk), and
+    /// wakes the delivery.
+    ///
+    /// - Throws: an error naming what failed (with the system's error) when the event could
+    ///   not be written or synced, or that the outbox is full (``maxCount``, ``maxBytes``).
     public func record(_ event: UploadEvent) async throws {
         try await NIOThreadPool.singleton.runIfActive { try self.recordNow(event) }
     }
@@ -50,6 +53,11 @@ extension UploadEventOutbox: UploadEventQueue {
     /// The `ID.retry` files.
     public func retrySchedules() async -> [String: EventSchedule] {
         (try? await NIOThreadPool.singleton.runIfActive { self.schedules() }) ?? [:]
+    }
+
+    /// The file `ID.retry`.
+    public func retrySchedule(of id: String) async -> EventSchedule? {
+        (try? await NIOThreadPool.singleton.runIfActive { self.schedule(of: id) }) ?? nil
     }
 
     /// Writes `ID.retry`.

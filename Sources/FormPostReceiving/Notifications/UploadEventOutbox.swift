@@ -101,19 +101,7 @@ public final class UploadEventOutbox: Sendable {
         }
     }
 
-    /// Records an event about `upload` of `type`, durably (on NIO's thread pool: it syncs
-    /// the disk), and wakes the delivery. Returns the event.
-    ///
-    /// - Throws: an error naming what failed (with the system's error) when the event could
-    ///   not be written or synced, or that the outbox is full (``maxCount``, ``maxBytes``).
-    @discardableResult
-    public func record(_ type: String, upload: UploadEvent.Upload) async throws -> UploadEvent {
-        let event = UploadEvent(id: Self.newID(), type: type, upload: upload)
-        try await NIOThreadPool.singleton.runIfActive { try self.recordNow(event) }
-        return event
-    }
-
-    /// Records `event` durably as ``record(_:upload:)`` does, on the calling thread (it
+    /// Records `event` durably as ``record(_:)`` does, on the calling thread (it
     /// blocks on the disk); an event of the same ``UploadEvent/id`` recorded before and not
     /// yet delivered is replaced.
     ///
@@ -213,6 +201,11 @@ public final class UploadEventOutbox: Sendable {
             schedules[id] = schedule
         }
         return schedules
+    }
+
+    /// The schedule in `ID.retry`, or nil when there is none (or it cannot be read).
+    func schedule(of id: String) -> EventSchedule? {
+        FileManager.default.contents(atPath: schedulePath(of: id)).flatMap { try? JSONDecoder().decode(EventSchedule.self, from: $0) }
     }
 
     /// Keeps `schedule` as the event `id`'s, in `ID.retry` (written whole by a rename, not

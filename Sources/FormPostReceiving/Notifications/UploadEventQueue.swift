@@ -4,23 +4,18 @@
 /// that receiver's disk. An event is recorded durably before its upload is answered, and
 /// removed only once delivered: at least once, never zero times.
 public protocol UploadEventQueue: Sendable {
-    /// Where the events wait, for logs: a directory, or `s3://BUCKET/PREFIX.events/`.
+    /// Where the events wait, for logs: a directory, or `BUCKET/PREFIX.events/`.
     var location: String { get }
     /// How often a delivery looks again for events that other receivers recorded or
     /// scheduled, or nil when this process alone records into the queue (its delivery
     /// wakes on each record).
     var pollInterval: Duration? { get }
 
-    /// Records an event of `type` about `upload` durably, and wakes the delivery; returns it.
-    ///
-    /// - Throws: a `503` refusal (`ReceiverFailure.unavailable`) when the queue is full (the upload is
-    ///   answered 503), or an error naming what failed when the event could not be recorded.
-    @discardableResult
-    func record(_ type: String, upload: UploadEvent.Upload) async throws -> UploadEvent
     /// Records `event` durably, and wakes the delivery; an event of the same
     /// ``UploadEvent/id`` recorded before and not yet delivered is replaced.
     ///
-    /// - Throws: as ``record(_:upload:)``.
+    /// - Throws: a `503` refusal (`ReceiverFailure.unavailable`) when the queue is full (the
+    ///   upload is answered 503), or an error naming what failed when the event could not be recorded.
     func record(_ event: UploadEvent) async throws
     /// The identifiers of the events waiting, oldest first.
     ///
@@ -45,14 +40,30 @@ public protocol UploadEventQueue: Sendable {
     ///
     /// - Throws: when it cannot be moved (it is offered again).
     func moveToDeadLetters(_ id: String) async throws -> String
-    /// The retry schedules of the events that failed, by event.
+    /// The retry schedules of the events that failed, by event (those that can be read now).
     func retrySchedules() async -> [String: EventSchedule]
+    /// The retry schedule of the event `id` as kept now, or nil when it has none (or it
+    /// cannot be read now).
+    func retrySchedule(of id: String) async -> EventSchedule?
     /// Keeps `schedule` as the event `id`'s, best effort (a schedule lost only brings the
     /// next attempt sooner).
     func keepSchedule(_ schedule: EventSchedule, of id: String) async
     /// Returns after an event is recorded by this process (one recorded since the last
     /// wait counts), or once the task is cancelled.
     func waitForRecord() async
+}
+
+extension UploadEventQueue {
+    /// Records a new event of `type` about `upload` durably (``record(_:)``), and wakes the
+    /// delivery; returns it.
+    ///
+    /// - Throws: as ``record(_:)``.
+    @discardableResult
+    public func record(_ type: String, upload: UploadEvent.Upload) async throws -> UploadEvent {
+        let event = UploadEvent(id: UploadEventOutbox.newID(), type: type, upload: upload)
+        try await record(event)
+        return event
+    }
 }
 
 /// What an ``UploadEventQueue`` holds as one event.

@@ -58,15 +58,18 @@ final class HeldLease: Sendable {
     }
 
     /// Renews the lease every third of `seconds` until cancelled, or until a renewal finds
-    /// it taken over (then it is lost for good). A renewal that fails is tried again a third
-    /// later.
+    /// it taken over (then it is lost for good). A renewal that fails (its attempts, each
+    /// within a quarter of the lease on a store's ``ObjectStore/leaseTraffic``, took half of
+    /// it at most) is tried again a twelfth later, while the lease still runs.
     func keepRenewing(for seconds: Double, with store: any ObjectStore) async {
+        var pause = seconds / 3
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000 / 3)))
+                try await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
             } catch {
                 return
             }
+            pause = seconds / 3
             do {
                 guard let renewed = try await lease.renewed(for: seconds, with: store) else {
                     state.withLock { $0.lost = true }
@@ -74,7 +77,7 @@ final class HeldLease: Sendable {
                 }
                 state.withLock { $0.lease = renewed }
             } catch {
-                continue
+                pause = seconds / 12
             }
         }
     }
