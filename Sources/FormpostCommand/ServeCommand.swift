@@ -61,7 +61,7 @@ struct ServeCommand: AsyncParsableCommand {
     var noTus = false
     @Option(name: .customLong("resumable-path"), help: "Where the upload resources of the IETF draft's resumable uploads live (any POST or PUT with Upload-Complete creates one).")
     var resumablePath = "/uploads"
-    @Option(name: .customLong("max-uploads-in-progress"), help: "The most resumable uploads in progress at once, per protocol; past it, creation answers 503.")
+    @Option(name: .customLong("max-uploads-in-progress"), help: "The most resumable uploads in progress at once, per protocol; past it, creation answers 503. With --store, each receiver counts the uploads it created (reading their states again from the bucket before it refuses one).")
     var maxUploadsInProgress = 1000
     @Option(name: .customLong("max-uploads-in-progress-per-client"),
             help: "The most resumable uploads in progress at once from one client address (IPv6: per /56), per protocol; past it, that address's creations answer 503. Behind a reverse proxy every client has the proxy's address, unless it is a --trusted-proxy.")

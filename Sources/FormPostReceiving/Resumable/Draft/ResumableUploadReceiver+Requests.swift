@@ -41,9 +41,7 @@ extension ResumableUploadReceiver {
                 return try receiver.admission.admit(created, created: created.created, client: client, connection: connection, store: store,
                                                     expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
             } catch let refusal as UploadAdmission.Refusal {
-                var busy = UploadReceiver.json(ErrorBody(error: refusal.message), status: .serviceUnavailable)
-                busy.headers[.retryAfter] = "60"
-                throw DraftFailure(response: busy, complete: nil)
+                throw Self.admissionRefused(refusal)
             }
         }
         let location = basePath + "/" + id
@@ -178,5 +176,12 @@ extension ResumableUploadReceiver {
         digests.remove(id)
         forms.progresses.remove(id)
         return ReceiverResponse(status: .noContent)
+    }
+
+    /// A creation refused by the limits of uploads in progress: 503 with `Retry-After`.
+    static func admissionRefused(_ refusal: UploadAdmission.Refusal) -> DraftFailure {
+        var busy = UploadReceiver.json(ErrorBody(error: refusal.message), status: .serviceUnavailable)
+        busy.headers[.retryAfter] = "60"
+        return DraftFailure(response: busy, complete: nil)
     }
 }

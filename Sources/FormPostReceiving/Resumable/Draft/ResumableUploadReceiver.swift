@@ -61,8 +61,9 @@ import ResumableHTTP
 /// upload expires `expiry` after its last activity, or its maximum lifetime
 /// (``ReceiverConfiguration/resumableMaxLifetime``) after its creation when that comes first
 /// (`Upload-Limit`'s `max-age` still counts `expiry` from its creation, never past that
-/// maximum), the idle expiry and the limits of uploads in progress are not
-/// counted, and a sweep (`ObjectStorage/sweepInterval`) takes up completions and removes
+/// maximum), the idle expiry is not counted, the limits of uploads in progress count the
+/// uploads this receiver created (their states read again from the bucket before one is
+/// refused), and a sweep (`ObjectStorage/sweepInterval`) takes up completions and removes
 /// expired uploads.
 public struct ResumableUploadReceiver: Sendable {
     /// Where upload resources live: `basePath/ID`.

@@ -33,6 +33,8 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     var memory: PartMemoryBudget? = nil
     /// How long after its creation an upload expires at the latest, in seconds, or nil.
     var maxLifetime: Double? = nil
+    /// The limits of uploads in progress, as this receiver counts them; nil for none.
+    var admission: ObjectAdmission? = nil
 
     /// The keys of uploads' state, leases and tails begin with this.
     var statePrefix: String { store.prefix + "." + name + "/" }
@@ -67,6 +69,29 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
             if let uploadID = state.uploadID { await abort(uploadID, key: state.key) }
             throw error
         }
+    }
+
+    /// Begins a new upload of `info` for `client` (``start(_:info:key:beginningMultipart:)``,
+    /// its object's key `key(id)` when given) under an id that ``admission`` gives, its limits
+    /// counted with uploads expiring `expiry` after their last activity; returns the id.
+    ///
+    /// - Throws: ``UploadAdmission/Refusal`` when a limit would be passed; what `start` throws.
+    func startAdmitted(_ info: Info, client: String?, expiry: Duration, key: ((String) -> String)? = nil,
+                       beginningMultipart: Bool = true) async throws -> String {
+        guard let admission else {
+            let id = UploadStore.randomName()
+            try await start(id, info: info, key: key?(id), beginningMultipart: beginningMultipart)
+            return id
+        }
+        let id = try await admission.admit(client: client, created: info.created, in: self, expiry: expiry)
+        do {
+            try await start(id, info: info, key: key?(id), beginningMultipart: beginningMultipart)
+        } catch {
+            admission.forget(id)
+            throw error
+        }
+        admission.created(id)
+        return id
     }
 
     /// Saves the state of a new upload `id`; it fails if one exists.
@@ -201,6 +226,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
             try held.check()
             await removeObject(key)
         }
+        admission?.forget(id)
     }
 
     /// The uploads a sweep has to look at, from a listing of the state prefix (`listed`):
@@ -250,6 +276,7 @@ extension ObjectUploadStore {
         guard let store = configuration.objectStorage else { return nil }
         self.init(store: store, name: name, partSize: store.partSize(maxFileSize: configuration.maxFileSize),
                   leaseSeconds: Double(store.leaseDuration.components.seconds), events: configuration.events, memory: configuration.partMemory,
-                  maxLifetime: configuration.resumableMaxLifetime.map { Double($0.components.seconds) })
+                  maxLifetime: configuration.resumableMaxLifetime.map { Double($0.components.seconds) },
+                  admission: ObjectAdmission(rule: UploadAdmission(configuration: configuration)))
     }
 }

@@ -55,8 +55,9 @@ import ResumableHTTP
 /// that every receiver on it can continue every upload: each a multipart upload of its
 /// object, its state and tail beside it, and a lease (423 while another receiver holds it)
 /// around every request that changes it (see "Storing files in object storage"). The
-/// limits of uploads in progress are not counted there, and expired uploads are removed
-/// when asked for.
+/// limits of uploads in progress count there the uploads this receiver created (their
+/// states read again from the bucket before one is refused), and expired uploads are
+/// removed when asked for.
 public struct TusReceiver: Sendable {
     /// The path uploads are created at; each lives at `basePath/ID`.
     public let basePath: String

@@ -31,8 +31,12 @@ extension ResumableUploadReceiver {
             throw DraftFailure(.unsupportedMediaType, "a resumable multipart/form-data upload is not kept in object storage: "
                 + "send each file as a resumable upload of its own, or the form in one request", complete: false)
         }
-        let id = UploadStore.randomName()
-        try await objects.start(id, info: info)
+        let id: String
+        do {
+            id = try await objects.startAdmitted(info, client: info.client, expiry: expiry)
+        } catch let refusal as UploadAdmission.Refusal {
+            throw Self.admissionRefused(refusal)
+        }
         ReceiverMetrics.upload(.ietf, .created)
         let location = basePath + "/" + id
         await announceResumption(at: location, info: info, connection: connection, version: version)

@@ -46,10 +46,11 @@ extension TusReceiver {
                 }
             }
             let info = try finalInfo(joining: partials, infos: saved.map(\.state.info), metadata: metadata, client: client, granted: granted)
-            let id = UploadStore.randomName()
             // A final upload that waits begins its multipart upload when it is joined: the
             // bucket's lifecycle rule would abort one begun long before.
-            try await objects.start(id, info: info, beginningMultipart: complete)
+            let id = try await admittedObject {
+                try await objects.startAdmitted(info, client: client, expiry: expiry, beginningMultipart: complete)
+            }
             ReceiverMetrics.upload(.tus, .created)
             var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id,
                                                                         .uploadExpires: expiryDate(objects.newState(info), in: objects)])

@@ -24,9 +24,11 @@ extension TusReceiver {
     /// (creation-with-upload).
     func createObject(_ info: TusUploadInfo, data: ReceiverRequest?, expected: (algorithm: TusChecksumAlgorithm, digest: String)?,
                       in objects: TusObjects) async throws -> ReceiverResponse {
-        let id = UploadStore.randomName()
         // A partial upload's object is never a stored file: it is kept with the uploads' state.
-        try await objects.start(id, info: info, key: info.concat == .partial ? objects.statePrefix + id + ".partial" : nil)
+        let id = try await admittedObject {
+            try await objects.startAdmitted(info, client: info.client, expiry: expiry,
+                                            key: info.concat == .partial ? { [prefix = objects.statePrefix] in prefix + $0 + ".partial" } : nil)
+        }
         ReceiverMetrics.upload(.tus, .created)
         var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expiryDate(objects.newState(info), in: objects)])
         if let data {
@@ -41,6 +43,17 @@ extension TusReceiver {
             }
         }
         return response
+    }
+
+    /// The id `start` returns, its refusal by the limits of uploads in progress
+    /// (``ObjectUploadStore/startAdmitted(_:client:expiry:key:beginningMultipart:)``)
+    /// answered 503 as on the disk.
+    func admittedObject(_ start: () async throws -> String) async throws -> String {
+        do {
+            return try await start()
+        } catch let refusal as UploadAdmission.Refusal {
+            throw TusFailure(.serviceUnavailable, refusal.message)
+        }
     }
 
     /// `HEAD` on object storage: the saved offset. A recorded completion not yet finished

@@ -1,0 +1,90 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// ``UploadAdmission``'s limits for resumable uploads in object storage, as this receiver
+/// sees them: the uploads it created, counted (with their client address) until it finds
+/// them stored, removed or expired. Before a creation would pass a limit, the states of the
+/// uploads counted against it are read again from the bucket (each at most once a second):
+/// one stored, removed or expired meanwhile — on any receiver — no longer counts, and the
+/// bytes of one in progress are its saved offset. The other receivers on the bucket count
+/// their own uploads: behind N receivers, a client may hold N times the limits at most.
+final class ObjectAdmission: Sendable {
+    let rule: UploadAdmission
+    /// The uploads this receiver created and has not found ended.
+    let census = UploadCensus()
+
+    init(rule: UploadAdmission) {
+        self.rule = rule
+    }
+
+    /// The id of a new upload of `client` created at `created` in `store`, whose uploads
+    /// expire `expiry` after their last activity; counted as being created (``created(_:)``
+    /// once its state is saved, ``forget(_:)`` when that failed).
+    ///
+    /// - Throws: ``UploadAdmission/Refusal`` when a limit would be passed.
+    func admit<Info>(client: String?, created: Double, in store: ObjectUploadStore<Info>, expiry: Duration) async throws -> String {
+        var (decision, id) = reserve(client: client, created: created, expiry: expiry.seconds)
+        if case .full(_, let recheck) = decision, !recheck.isEmpty {
+            await lookAgain(at: recheck, in: store)
+            (decision, id) = reserve(client: client, created: created, expiry: expiry.seconds)
+        }
+        switch decision {
+        case .full(let message, _):
+            throw UploadAdmission.Refusal(message: message)
+        case .admitted(let removing):
+            // Expired, or stored and past those kept: the bucket's sweep removes them.
+            for ended in removing { census.remove(ended) }
+            return id
+        }
+    }
+
+    /// Notes that the upload `id` is created: its state is in the bucket.
+    func created(_ id: String) {
+        census.created(id)
+    }
+
+    /// Forgets the upload `id`: not created, stored or removed by this receiver.
+    func forget(_ id: String) {
+        census.remove(id)
+    }
+
+    /// Notes that the upload `id` is stored.
+    func completed(_ id: String) {
+        census.completed(id)
+    }
+
+    /// Decides on a creation and, when admitted, counts it under a new id at once, so that
+    /// two creations at the same time are both counted.
+    private func reserve(client: String?, created: Double, expiry: Double) -> (UploadAdmission.Decision, String) {
+        let id = UploadStore.randomName()
+        let now = Date().timeIntervalSince1970
+        let decision = census.withEntries { entries in
+            let decision = rule.decide(client: client, entries: entries, now: now) { [expiry] active in active + expiry < now }
+            if case .admitted = decision { entries[id] = UploadCensus.Entry(client: client, created: created, creating: true) }
+            return decision
+        }
+        return (decision, id)
+    }
+
+    /// Reads the states of `ids` again: gone, stored, or in progress with their saved offset
+    /// and activity. One that cannot be read now keeps what was known.
+    private func lookAgain<Info>(at ids: [String], in store: ObjectUploadStore<Info>) async {
+        for id in ids {
+            let now = Date().timeIntervalSince1970
+            let state: ObjectUploadState<Info>?
+            do {
+                state = try await store.load(id)?.0
+            } catch {
+                continue
+            }
+            guard let state else {
+                census.record(id, .gone, active: nil, at: now)
+                continue
+            }
+            census.record(id, state.info.isWhole ? .complete : .inProgress(bytes: state.offset), active: state.active, at: now)
+        }
+    }
+}
