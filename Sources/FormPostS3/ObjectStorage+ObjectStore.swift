@@ -14,7 +14,7 @@ extension ObjectStorage: ObjectStore {
     /// This bucket for the leases' requests: through ``leaseClient`` (else
     /// ``defaultLeaseClient`` while ``client`` is ``defaultClient``), each attempt within a
     /// quarter of ``leaseDuration`` (at most 5 minutes), so that a renewal begun a third into
-    /// the lease has ended, its two attempts made, with a sixth of the lease left for one more.
+    /// the lease has ended, its two attempts made, before the lease runs out.
     /// The credentials, clock offset and retry quota are this store's.
     public var leaseTraffic: any ObjectStore {
         var leases = self

@@ -164,9 +164,9 @@ public final class ObjectEventQueue: UploadEventQueue {
 
     /// Copies the event and its schedule to `dead/`, then removes them.
     public func moveToDeadLetters(_ id: String) async throws -> String {
-        // The schedule first: the sweep of a listing removes one whose event is gone.
-        _ = try? await move(id, ".retry", to: "dead/")
+        // The event first: the live event keeps its schedule until it is moved.
         try await move(id, ".json", to: "dead/")
+        _ = try? await move(id, ".retry", to: "dead/")
         waiting.withLock { $0 = max(0, $0 - 1) }
         return location + "dead/" + id + ".json"
     }

@@ -148,7 +148,8 @@ public struct UploadEventDelivery: Sendable {
     /// event since this pass began.
     private func attempt(_ id: String, previous: EventSchedule?) async -> Outcome {
         var previous = previous
-        if outbox.pollInterval != nil, let kept = await outbox.retrySchedule(of: id) {
+        // The one of more attempts: a schedule is kept best effort, so the bucket's may be older.
+        if outbox.pollInterval != nil, let kept = await outbox.retrySchedule(of: id), kept.attempts >= (previous?.attempts ?? 0) {
             if kept.nextAttempt > Self.now() { return .scheduled(kept) }
             previous = kept
         }

@@ -69,6 +69,8 @@ extension DraftUploadInfo: ObjectUploadInfo {
     static var uploadProtocol: UploadProtocol { .ietf }
     var knownLength: Int64? { length }
     var isStored: Bool { answer != nil }
+    /// False: the draft has no concatenation.
+    var isJoined: Bool { false }
     var objectContentType: String? { contentType }
 
     func stored(id: String, as completion: UploadCompletion, bucket: String) -> DraftUploadInfo {

@@ -58,9 +58,10 @@ final class HeldLease: Sendable {
     }
 
     /// Renews the lease every third of `seconds` until cancelled, or until a renewal finds
-    /// it taken over (then it is lost for good). A renewal that fails (its attempts, each
-    /// within a quarter of the lease on a store's ``ObjectStore/leaseTraffic``, took half of
-    /// it at most) is tried again a twelfth later, while the lease still runs.
+    /// it taken over (then it is lost for good). A renewal that fails is tried again a twelfth
+    /// of the lease later (its attempts each end within a quarter of the lease on a store's
+    /// ``ObjectStore/leaseTraffic``): one refused at once is sent again well before
+    /// ``check()`` takes the lease as lost.
     func keepRenewing(for seconds: Double, with store: any ObjectStore) async {
         var pause = seconds / 3
         while !Task.isCancelled {

@@ -13,6 +13,9 @@ protocol ObjectUploadInfo: Codable, Equatable, Sendable {
     var completing: UploadCompletion? { get set }
     /// Whether it is stored: its completion finished.
     var isStored: Bool { get }
+    /// Whether it takes no more bytes of its own although not stored: a tus partial upload
+    /// joined into a final upload.
+    var isJoined: Bool { get }
     /// The `Content-Type` its object is stored with, if any.
     var objectContentType: String? { get }
     /// The upload stored as `completion` says, in `bucket`: ``isStored``, and no longer

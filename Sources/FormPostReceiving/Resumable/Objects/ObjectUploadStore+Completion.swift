@@ -126,6 +126,7 @@ extension ObjectUploadStore {
             try held.check()
             _ = try await save(done, id: id, replacing: etag)
             await removeObject(completingKey(id))
+            admission?.completed(id)
             logger.info("upload \(RequestLogLine.shortID(id)) complete: \(state.key) \(state.offset) bytes")
             ReceiverMetrics.upload(Info.uploadProtocol, .completed)
             return done

@@ -99,6 +99,7 @@ extension TusUploadInfo: ObjectUploadInfo {
     static var uploadProtocol: UploadProtocol { .tus }
     var knownLength: Int64? { length }
     var isStored: Bool { file != nil }
+    var isJoined: Bool { joinedInto != nil }
 
     var objectContentType: String? {
         let values = metadataValues
