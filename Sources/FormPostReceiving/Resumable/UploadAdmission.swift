@@ -123,10 +123,10 @@ struct UploadAdmission: Sendable {
             }
         }
         if !unlooked.isEmpty { expiry.lookAgain(at: unlooked, in: store, locks: locks, digests: digests, logger: logger) }
-        var (decision, id) = reserve(created: created, client: client, census: store.census, expiry: expiry)
+        var (decision, id) = reserve(created: created, client: client, census: store.census, hasExpired: expiry.hasExpired(active:))
         if case .full(_, let recheck) = decision, !recheck.isEmpty {
             expiry.lookAgain(at: recheck, in: store, locks: locks, digests: digests, logger: logger)
-            (decision, id) = reserve(created: created, client: client, census: store.census, expiry: expiry)
+            (decision, id) = reserve(created: created, client: client, census: store.census, hasExpired: expiry.hasExpired(active:))
         }
         switch decision {
         case .full(let message, _):
@@ -151,11 +151,12 @@ struct UploadAdmission: Sendable {
 
     /// Decides on a creation and, when admitted, enters it in `census` under a new id as
     /// being created — at once, so that two creations at the same time are both counted.
-    private func reserve(created: Double, client: String?, census: UploadCensus, expiry: UploadExpiry) -> (Decision, String) {
+    /// `hasExpired` says whether an upload last active at a time has expired.
+    func reserve(created: Double, client: String?, census: UploadCensus, hasExpired: (Double) -> Bool) -> (Decision, String) {
         let id = UploadStore.randomName()
         let now = Date().timeIntervalSince1970
         let decision = census.withEntries { entries in
-            let decision = decide(client: client, entries: entries, now: now, hasExpired: expiry.hasExpired(active:))
+            let decision = decide(client: client, entries: entries, now: now, hasExpired: hasExpired)
             if case .admitted = decision { entries[id] = UploadCensus.Entry(client: client, created: created, creating: true) }
             return decision
         }

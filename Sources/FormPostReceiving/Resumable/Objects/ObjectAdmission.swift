@@ -62,17 +62,10 @@ final class ObjectAdmission: Sendable {
         census.completed(id)
     }
 
-    /// Decides on a creation and, when admitted, counts it under a new id at once, so that
-    /// two creations at the same time are both counted.
+    /// ``UploadAdmission/reserve(created:client:census:hasExpired:)`` on this receiver's
+    /// census, an upload expiring `expiry` seconds after its last activity.
     private func reserve(client: String?, created: Double, expiry: Double) -> (UploadAdmission.Decision, String) {
-        let id = UploadStore.randomName()
-        let now = Date().timeIntervalSince1970
-        let decision = census.withEntries { entries in
-            let decision = rule.decide(client: client, entries: entries, now: now) { [expiry] active in active + expiry < now }
-            if case .admitted = decision { entries[id] = UploadCensus.Entry(client: client, created: created, creating: true) }
-            return decision
-        }
-        return (decision, id)
+        rule.reserve(created: created, client: client, census: census) { active in active + expiry < Date().timeIntervalSince1970 }
     }
 
     /// The uploads counted that `matches` and that were not read within the last second
