@@ -196,7 +196,7 @@ public struct ObjectStorage: Sendable {
     /// The size of every part of a multipart upload but the last, for files of at most
     /// `maxFileSize` bytes: 8 MiB (the AWS CLI's own; S3 takes 5 MiB at least), or the next
     /// power of two that fits such a file in S3's 10,000 parts (a part's buffer has such a
-    /// size anyway). At most two parts of a file are held in memory at once.
+    /// size anyway). At most three parts of a file are held in memory at once (two in flight).
     public static func partSize(maxFileSize: Int64) -> Int {
         var size: Int64 = 8 << 20
         while size * 10_000 < maxFileSize, size < 4 << 30 { size *= 2 }

@@ -136,7 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Seconds between two sweeps of the resumable uploads in the bucket: completions recorded and not finished are finished, uploads idle for --resumable-expiry removed; and between two looks for the events (--hook-events) that other receivers on the bucket recorded and did not deliver.")
     var s3Sweep: Double = 60
     @Option(name: .customLong("s3-memory"),
-            help: "MiB that the parts being gathered may hold at once with --store (each file or append gathers its first 64 KiB, then a part — 8 MiB, more with a --max-file-size past 80 GB — before it is sent; two let one be sent while the next gathers): past it, uploads wait for memory, first come first served, so that slow uploads holding it make the others wait.")
+            help: "MiB that the parts being gathered may hold at once with --store (each file or append gathers its first 64 KiB, then a part — 8 MiB, more with a --max-file-size past 80 GB — before it is sent; three let two be sent while the next gathers): past it, uploads wait for memory, first come first served, so that slow uploads holding it make the others wait.")
     var s3Memory: Int = 64
     @Option(name: .customLong("resumable-max-lifetime"),
             help: "With --store: seconds after its creation a resumable upload expires, however active: its next request is answered 410 and removes it (a stored file stays; one no request comes for is removed once idle past --resumable-expiry). The bucket's lifecycle rule aborting incomplete multipart uploads must be longer.")

@@ -155,7 +155,9 @@ struct ObjectStorageTests {
         #expect(faulted.left.isEmpty, "the receiver's directory holds \(faulted.left)")
         #expect(faulted.contents.objects.isEmpty && faulted.contents.multipartUploads.isEmpty,
                 "left: objects \(faulted.contents.objects.map(\.key)), multipart uploads \(faulted.contents.multipartUploads)")
-        #expect(faulted.log.filter { $0.hasSuffix("-> 403") }.count == 1, "a refusal is not sent again: \(faulted.log)")
+        // Two parts may be in flight when the first refusal comes: each is refused once.
+        let refused = faulted.log.filter { $0.hasSuffix("-> 403") }
+        #expect((1...2).contains(refused.count) && Set(refused).count == refused.count, "a refusal is not sent again: \(faulted.log)")
         #expect(faulted.log.contains { $0.hasPrefix("DELETE ") && $0.contains("uploadId=") && $0.hasSuffix("-> 204") }, "no abort: \(faulted.log)")
     }
 

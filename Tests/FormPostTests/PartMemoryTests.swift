@@ -74,6 +74,47 @@ struct PartMemoryTests {
         withExtendedLifetime(moto) {}
     }
 
+    @Test("with room in the budget two parts of a file are in flight at once, never three, and three parts' buffers held at most; once another request waits for the budget, the file keeps one part in flight and gives back a buffer",
+          .timeLimit(.minutes(2)))
+    func partsInFlight() async throws {
+        let moto = try await MotoStore()
+        let partSize = 5 << 20
+        let store = RecordingObjectStore(moto.storage(prefix: "flight"), partDelay: .milliseconds(300))
+        let roomy = PartMemoryBudget(limit: 64 << 20)
+        var pipeline = ObjectPartPipeline(store: store, key: "flight/roomy", partSize: partSize, hold: PartMemoryHold(roomy)) {
+            try await store.beginMultipartUpload(of: "flight/roomy", attributes: ObjectAttributes())
+        }
+        try await pipeline.write(ByteBuffer(repeating: 3, count: 6 * partSize))
+        try await pipeline.settle()
+        try await store.completeMultipartUpload(of: "flight/roomy", uploadID: try #require(pipeline.uploadID), parts: pipeline.parts)
+        #expect(pipeline.parts.map(\.number) == Array(1...6))
+        #expect(store.record.mostPartsInFlight == 2, "at most \(store.record.mostPartsInFlight) parts in flight at once")
+        #expect(roomy.peak == 3 * partSize, "peak \(roomy.peak) bytes")
+
+        // A budget of three parts, all held: another request's take waits, until the file
+        // sends its next part and gives back a buffer.
+        let tight = PartMemoryBudget(limit: 3 * partSize)
+        pipeline = ObjectPartPipeline(store: store, key: "flight/tight", partSize: partSize, hold: PartMemoryHold(tight)) {
+            try await store.beginMultipartUpload(of: "flight/tight", attributes: ObjectAttributes())
+        }
+        try await pipeline.write(ByteBuffer(repeating: 4, count: 2 * partSize + 1))
+        #expect(tight.held == 3 * partSize)
+        let other = Task { try await tight.take(partSize) }
+        try await Self.waitUntil(tight, hasWaiting: 1)
+        try await pipeline.write(ByteBuffer(repeating: 5, count: partSize - 1))
+        let admitted = tight.waitingCount == 0
+        #expect(admitted, "the other request still waits: the file kept its buffers")
+        if !admitted { other.cancel() }
+        _ = await other.result
+        #expect(tight.held == 3 * partSize, "held \(tight.held) bytes")
+        try await pipeline.settle()
+        try await store.completeMultipartUpload(of: "flight/tight", uploadID: try #require(pipeline.uploadID), parts: pipeline.parts)
+        let stored = try await moto.contents().objects
+        #expect(stored.first { $0.key == "flight/roomy" }?.size == 6 * partSize)
+        #expect(stored.first { $0.key == "flight/tight" }?.size == 3 * partSize)
+        withExtendedLifetime(moto) {}
+    }
+
     @Test("8 files of 24 MiB at once to formpost serve on moto: with --s3-memory 16 its peak grows by at most 16 MiB and 24 MiB more (connections, the store's client, the allocator) over one small upload's; with --s3-memory 512, by more (each file holding two parts)")
     func boundedReceiver() async throws {
         #if os(Linux)

@@ -11,13 +11,21 @@ final class RecordingObjectStore: ObjectStore {
         var copied: [Range<Int64>] = []
         var read: [Range<Int64>] = []
         var sentPartSizes: [Int] = []
+        /// The most parts in flight at once.
+        var mostPartsInFlight = 0
+        /// The parts in flight now.
+        var partsInFlight = 0
     }
 
     let wrapped: any ObjectStore
     private let recorded = Mutex(Record())
 
-    init(_ wrapped: any ObjectStore) {
+    /// How long each part is held before it is sent on, so that parts in flight overlap.
+    let partDelay: Duration
+
+    init(_ wrapped: any ObjectStore, partDelay: Duration = .zero) {
         self.wrapped = wrapped
+        self.partDelay = partDelay
     }
 
     /// What was asked so far.
@@ -63,7 +71,13 @@ final class RecordingObjectStore: ObjectStore {
     }
 
     func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart {
-        recorded.withLock { $0.sentPartSizes.append(bytes.readableBytes) }
+        recorded.withLock { record in
+            record.sentPartSizes.append(bytes.readableBytes)
+            record.partsInFlight += 1
+            record.mostPartsInFlight = max(record.mostPartsInFlight, record.partsInFlight)
+        }
+        defer { recorded.withLock { $0.partsInFlight -= 1 } }
+        if partDelay > .zero { try await Task.sleep(for: partDelay) }
         return try await wrapped.sendPart(bytes, number: number, of: key, uploadID: uploadID, timeout: timeout)
     }
 

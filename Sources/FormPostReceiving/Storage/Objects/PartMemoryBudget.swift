@@ -4,9 +4,10 @@ import Synchronization
 /// the files of forms and the appends of resumable uploads gather each part in memory (S3
 /// takes no part under 5 MiB but the last) before it is sent. Past ``limit``, a file or an
 /// append waits for memory before it takes more of its body (its client waits, as with a
-/// slow store), and an append whose next part finds no room sends it before it gathers the
-/// next one (one buffer instead of two). One budget is shared by every receiver made with
-/// one ``ReceiverConfiguration``.
+/// slow store); a file or an append whose next buffer finds no room waits for its oldest
+/// part in flight to be sent and gathers the next in that buffer, and while any waits, the
+/// others keep one part in flight and give back the buffers beyond it. One budget is shared
+/// by every receiver made with one ``ReceiverConfiguration``.
 ///
 /// A single request always gets one part's buffer when no other holds memory, however small
 /// the limit: a request never waits for itself.
