@@ -2,14 +2,16 @@
 import Foundation
 
 /// `formpost-bench object-storage`: `formpost serve --store` into moto's S3 server (from
-/// PyPI: on this machine the store is moto, so the ratios measure FormPost's overhead over
-/// moto, not S3's speed) against the same upload into `formpost serve --dir`, alternating,
-/// each receiver its own process: a multipart form sent by `curl -F`, then a tus upload
-/// (`formpost --resumable tus`) and an IETF-draft upload (`--resumable ietf`) through a
-/// proxy that sends each connection to the next of two receivers on one bucket, against the
-/// same upload to one directory receiver. Each
-/// row gives each receiver's peak resident set (`VmHWM`, reset before the row). Last, moto's
-/// own speed for the same bytes: boto3's `upload_file` into the same moto.
+/// PyPI), then into Ceph's RADOS Gateway (a real S3, a one-node cluster started by
+/// `scripts/ceph/start-rgw.sh` when `radosgw` is installed), each on this machine: the
+/// store shares the machine's cores with the receiver. For each store: a multipart form
+/// sent by `curl -F` against boto3's `upload_file` of the same file into the same bucket,
+/// alternating; then a tus upload (`formpost --resumable tus`) and an IETF-draft upload
+/// (`--resumable ietf`) through a proxy that sends each connection to the next of two
+/// receivers on one bucket, against the same upload to one directory receiver
+/// (`formpost serve --dir`). Each receiver is its own process; each row gives the peak
+/// resident set of the receivers on the bucket (`VmHWM`, reset before the row). The bucket
+/// is emptied before each run, untimed.
 ///
 /// Needs `FORMPOST_BIN` (a release `formpost`), and a Python with moto and boto3 (`PYTHON`,
 /// `python3` unless set; the tests' `.venv-test/bin/python3` has them).
@@ -17,6 +19,8 @@ struct ObjectStorageBenchmarks {
     let size: Int
     let runs: Int
     let directory: String
+    /// The stores to measure (`s3`: moto, `rgw`), or nil for both.
+    let only: Set<String>?
 
     /// The repository, for the tests' interop scripts (the alternating proxy).
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -32,40 +36,81 @@ struct ObjectStorageBenchmarks {
         try Filler.file(at: source, count: size)
         defer { unlink(source) }
 
-        let motoPort = LocalPorts.free()
-        let moto = try Self.launch(python, ["-m", "moto.server", "-H", "127.0.0.1", "-p", String(motoPort)], quiet: true)
-        defer { Self.kill(moto) }
-        try LocalPorts.waitForListener(motoPort)
-        let endpoint = "http://127.0.0.1:\(motoPort)"
-        try Self.python(python, Self.bucketScript, [endpoint, "create"])
-        let store = ["--store", "s3://\(Self.bucket)/bench", "--s3-endpoint", endpoint, "--s3-path-style", "--no-page"]
-
-        let s3Port = LocalPorts.free(), directoryPort = LocalPorts.free()
-        let s3Server = try Self.launch(formpost, ["serve", "--port", String(s3Port), "--dir", directory + "/unused-a"] + store)
+        let directoryPort = LocalPorts.free()
         let directoryServer = try Self.launch(formpost, ["serve", "--port", String(directoryPort), "--dir", directory + "/stored", "--no-page",
                                                          "--max-body-size", "100G", "--max-file-size", "100G"])
-        defer {
-            s3Server.terminate()
-            directoryServer.terminate()
-        }
-        try LocalPorts.waitForListener(s3Port)
+        defer { directoryServer.terminate() }
         try LocalPorts.waitForListener(directoryPort)
+        let reference = Reference(server: directoryServer, port: directoryPort, clear: { try StoredFiles.clear(self.directory + "/stored") })
 
-        let empty = { try Self.python(python, Self.bucketScript, [endpoint, "empty"]) }
-        let clearStored = { try StoredFiles.clear(self.directory + "/stored") }
-        let form = { (port: Int) in
-            let answer = try Self.output("curl", ["-sS", "-F", "file=@" + source, "http://127.0.0.1:\(port)/upload"])
-            guard answer.contains("\"size\":\(self.size)") else { throw BenchmarkFailure("the form was answered \(answer.prefix(300))") }
+        if only?.contains("s3") ?? true {
+            let motoPort = LocalPorts.free()
+            let moto = try Self.launch(python, ["-m", "moto.server", "-H", "127.0.0.1", "-p", String(motoPort)], quiet: true)
+            defer { Self.kill(moto) }
+            try LocalPorts.waitForListener(motoPort)
+            try Self.python(python, Self.bucketScript, ["http://127.0.0.1:\(motoPort)", "create"])
+            try await measure(into: "s3", endpoint: "http://127.0.0.1:\(motoPort)", formpost: formpost, python: python, source: source, reference: reference)
         }
-        for server in [s3Server, directoryServer] { ProcessFigures.resetPeak(server.processIdentifier) }
-        let forms = try await Measurement.alternate(runs: runs, ours: { try form(s3Port); try empty() }, theirs: { try form(directoryPort); try clearStored() })
-        BenchmarkResult(workload: "serve-form-into-s3", bytes: Int64(size), ours: forms.ours, reference: "the same form into --dir", theirs: forms.theirs,
-                        peakRSS: ProcessFigures.peakRSS(s3Server.processIdentifier), referencePeakRSS: ProcessFigures.peakRSS(directoryServer.processIdentifier)).printLine()
+        guard only?.contains("rgw") ?? true else { return }
+        guard let gateway = try CephGatewayProcess.startIfInstalled(directory: directory + "/ceph", bucket: Self.bucket, credentials: Self.credentials) else {
+            FileHandle.standardError.write(Data("formpost-bench: no radosgw on PATH: the Ceph RGW rows are left out\n".utf8))
+            return
+        }
+        defer { gateway.stop() }
+        try await measure(into: "rgw", endpoint: gateway.endpoint, formpost: formpost, python: python, source: source, reference: reference,
+                          afterEmptying: gateway.collectGarbage)
+    }
+
+    /// The directory receiver each store's rows compare with.
+    struct Reference {
+        let server: Process
+        let port: Int
+        let clear: () throws -> Void
+    }
+
+    /// The rows of one store (`name` in the workloads) at `endpoint`, whose bucket exists: a
+    /// form into `formpost serve --store` against boto3's `upload_file` of the same file,
+    /// alternating; then tus and IETF-draft uploads across two receivers on the bucket against
+    /// the same upload into `--dir`. `afterEmptying` runs after each emptying of the bucket
+    /// (RGW's garbage collection: its removals free space later).
+    private func measure(into name: String, endpoint: String, formpost: String, python: String, source: String, reference: Reference,
+                         afterEmptying: @escaping () throws -> Void = {}) async throws {
+        let store = ["--store", "s3://\(Self.bucket)/bench", "--s3-endpoint", endpoint, "--no-page"]
+        let empty = {
+            try Self.python(python, Self.bucketScript, [endpoint, "empty"])
+            try afterEmptying()
+        }
+        let s3Port = LocalPorts.free()
+        let s3Server = try Self.launch(formpost, ["serve", "--port", String(s3Port), "--dir", directory + "/unused-\(name)"] + store)
+        defer { s3Server.terminate() }
+        try LocalPorts.waitForListener(s3Port)
+
+        // The form against boto3, each timed alone (boto3 by itself: no Python start-up).
+        ProcessFigures.resetPeak(s3Server.processIdentifier)
+        var forms: [Double] = [], boto3: [Double] = []
+        for run in 0...runs {
+            try empty()
+            let formSeconds = try await Measurement.time {
+                let answer = try Self.output("curl", ["-sS", "-F", "file=@" + source, "http://127.0.0.1:\(s3Port)/upload"])
+                guard answer.contains("\"size\":\(self.size)") else { throw BenchmarkFailure("the form was answered \(answer.prefix(300))") }
+            }
+            try empty()
+            let printed = try Self.output(python, ["-c", Self.bucketScript, endpoint, "upload", source]).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let botoSeconds = Double(printed) else { throw BenchmarkFailure("boto3's upload printed \(printed.prefix(300))") }
+            if run > 0 {
+                forms.append(formSeconds)
+                boto3.append(botoSeconds)
+            }
+        }
+        try empty()
+        BenchmarkResult(workload: "serve-form-into-\(name)", bytes: Int64(size), ours: forms,
+                        reference: "boto3 upload_file of the same file into the same store (8 MiB parts, 10 at once)", theirs: boto3,
+                        peakRSS: ProcessFigures.peakRSS(s3Server.processIdentifier)).printLine()
 
         // Two receivers on the bucket, and a proxy alternating connections between them.
         let receiverPorts = [LocalPorts.free(), LocalPorts.free()], proxyPort = LocalPorts.free()
         let receivers = try receiverPorts.enumerated().map { index, port in
-            try Self.launch(formpost, ["serve", "--port", String(port), "--dir", directory + "/unused-\(index)"] + store)
+            try Self.launch(formpost, ["serve", "--port", String(port), "--dir", directory + "/unused-\(name)-\(index)"] + store)
         }
         let proxy = try Self.launch(python, [Self.repository + "/Tests/Interop/cutting_proxy.py", String(proxyPort),
                                              receiverPorts.map(String.init).joined(separator: ","), "0", "0", directory + "/cuts.log"], quiet: true)
@@ -77,7 +122,7 @@ struct ObjectStorageBenchmarks {
         var attempt = 0
         let resumable = { (protocolName: String, port: Int) in
             attempt += 1
-            let state = self.directory + "/resumable-state-\(attempt)"
+            let state = self.directory + "/resumable-state-\(name)-\(attempt)"
             let target = "http://127.0.0.1:\(port)" + (protocolName == "tus" ? "/files" : "/upload")
             let answer = try Self.output("env", ["XDG_STATE_HOME=" + state, formpost, "-s", "--json", "--resumable", protocolName, "--chunk-size", "64M",
                                                  "-T", source, target])
@@ -85,24 +130,16 @@ struct ObjectStorageBenchmarks {
             guard answer.contains("\"bytes_sent\":\(self.size)") else { throw BenchmarkFailure("the \(protocolName) upload ended \(answer.prefix(300))") }
         }
         for protocolName in ["tus", "ietf"] {
-            for server in receivers + [directoryServer] { ProcessFigures.resetPeak(server.processIdentifier) }
-            let uploads = try await Measurement.alternate(runs: runs, ours: { try resumable(protocolName, proxyPort); try empty() },
-                                                          theirs: { try resumable(protocolName, directoryPort); try clearStored() })
-            BenchmarkResult(workload: "\(protocolName)-into-s3-two-receivers", bytes: Int64(size), ours: uploads.ours,
+            for server in receivers + [reference.server] { ProcessFigures.resetPeak(server.processIdentifier) }
+            let uploads = try await Measurement.alternate(runs: runs, prepare: { try empty(); try reference.clear() },
+                                                          ours: { try resumable(protocolName, proxyPort) },
+                                                          theirs: { try resumable(protocolName, reference.port) })
+            try empty()
+            BenchmarkResult(workload: "\(protocolName)-into-\(name)-two-receivers", bytes: Int64(size), ours: uploads.ours,
                             reference: "the same \(protocolName) upload into --dir", theirs: uploads.theirs,
                             peakRSS: receivers.map { ProcessFigures.peakRSS($0.processIdentifier) }.max() ?? 0,
-                            referencePeakRSS: ProcessFigures.peakRSS(directoryServer.processIdentifier)).printLine()
+                            referencePeakRSS: ProcessFigures.peakRSS(reference.server.processIdentifier)).printLine()
         }
-
-        // moto's own speed for the same bytes, with boto3 (its default multipart transfers).
-        var own: [Double] = []
-        for _ in 0...runs {
-            own.append(Double(try Self.output(python, ["-c", Self.bucketScript, endpoint, "upload", source]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan)
-            try empty()
-        }
-        let seconds = Measurement.median(Array(own.dropFirst()))
-        let line = "{\"bytes\":\(size),\"mbps\":\(Double(size) / seconds / 1e6),\"seconds\":\(seconds),\"workload\":\"moto-boto3-upload-file\"}\n"
-        FileHandle.standardOutput.write(Data(line.utf8))
     }
 
     /// The bucket, by boto3: `create` it, `empty` it (objects and multipart uploads), or

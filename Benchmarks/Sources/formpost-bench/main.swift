@@ -10,9 +10,9 @@ import Foundation
 /// (16 uploads at once over HTTP/2 against curl --parallel, in a process of its own),
 /// caller-client (the plaintext upload through FormPost's own client and through an
 /// HTTPClient made with AsyncHTTPClient's defaults, each against curl -F), object-storage
-/// (formpost serve --store into moto against --dir, a form and a tus upload across two
-/// receivers, and moto's own speed with boto3; needs FORMPOST_BIN and moto: see
-/// ObjectStorageBenchmarks), vapor (Vapor apps receiving a large form and 2,000 small ones:
+/// (formpost serve --store into moto, then into Ceph RGW when installed: a form against
+/// boto3's upload_file, and tus and draft uploads across two receivers against --dir;
+/// --only s3 or rgw for one store; needs FORMPOST_BIN and moto: see ObjectStorageBenchmarks), vapor (Vapor apps receiving a large form and 2,000 small ones:
 /// FormPostVapor against Vapor's own decoding and against FormPostServer on Hummingbird, with
 /// each one's peak RSS: see VaporBenchmarks), receive-vs-nginx (formpost serve --dir against
 /// nginx's upload offload, 16 curl -F of 64 MiB at once, and each one's memory per busy
@@ -52,7 +52,7 @@ do {
     case "small": try await withScratchDirectory { try await SmallUploadBenchmarks(runs: runs, directory: $0).run() }
     #endif
     #if os(Linux)
-    case "object-storage": try await withScratchDirectory { try await ObjectStorageBenchmarks(size: size, runs: runs, directory: $0).run() }
+    case "object-storage": try await withScratchDirectory { try await ObjectStorageBenchmarks(size: size, runs: runs, directory: $0, only: only).run() }
     case "vapor": try await withScratchDirectory { try await VaporBenchmarks(size: size, runs: runs, directory: $0).run() }
     case "receive-vs-nginx":
         try await withScratchDirectory {
