@@ -190,7 +190,7 @@ struct ObjectStorageTests {
         try await offPool { serve.stop() }
     }
 
-    @Test("a file streams into the store through at most two parts of memory: formpost serve's peak grows by far less than the file")
+    @Test("a file streams into the store through at most three parts of memory: formpost serve's peak grows by far less than the file")
     func boundedMemory() async throws {
         #if os(Linux)
         let store = try await MotoStore()
@@ -212,11 +212,12 @@ struct ObjectStorageTests {
         let file = try #require(try JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first)
         let sent = try sha256(ofFile: path)
         #expect(file.size == Int64(size) && file.sha256 == sent)
-        // Two 8 MiB parts, the connection's buffers and the store client's: 18 MiB seen.
-        // Without formpost serve fixing glibc's mmap threshold (which glibc raises to each
-        // large block freed, so that part buffers came from the heap and stayed), 34 MiB
-        // alone and up to 50 MiB in a full test run.
-        #expect(after - before < 32 << 10, "the peak grew by \((after - before) >> 10) MiB for a \(size >> 20) MiB file")
+        // Three 8 MiB parts (two in flight), the connection's buffers and the store client's:
+        // 25 MiB seen (17 MiB with one part in flight). Without formpost serve fixing glibc's
+        // mmap threshold (which glibc raises to each large block freed, so that part buffers
+        // came from the heap and stayed), 34 MiB alone and up to 50 MiB in a full test run,
+        // with one part in flight.
+        #expect(after - before < 36 << 10, "the peak grew by \((after - before) >> 10) MiB for a \(size >> 20) MiB file")
         print("object storage: formpost serve's peak grew by \(after - before) KiB (from \(before) KiB) for a \(size >> 20) MiB file")
         try await offPool { serve.stop() }
         #endif
