@@ -71,7 +71,7 @@ struct UploadAdmission: Sendable {
         }
         /// The uploads of `ids` whose files say more than the census may know.
         func stale(_ ids: [String]) -> [String] {
-            ids.filter { entries[$0].map { !$0.creating && ($0.looked ?? 0) < now - Self.lookInterval } ?? false }
+            ids.filter { entries[$0]?.mayBeLookedAt(now: now) ?? false }
         }
         if inProgress.count >= maxInProgress {
             return .full(message: "\(maxInProgress) uploads are in progress: try again later", recheck: stale(inProgress))
@@ -119,7 +119,7 @@ struct UploadAdmission: Sendable {
         let now = Date().timeIntervalSince1970
         let unlooked = store.census.withEntries { entries in
             entries.compactMap { id, entry in
-                entry.client == client && client != nil && !entry.complete && !entry.creating && (entry.looked ?? 0) < now - Self.lookInterval ? id : nil
+                entry.client == client && client != nil && !entry.complete && entry.mayBeLookedAt(now: now) ? id : nil
             }
         }
         if !unlooked.isEmpty { expiry.lookAgain(at: unlooked, in: store, locks: locks, digests: digests, logger: logger) }

@@ -32,6 +32,14 @@ final class UploadCensus: Sendable {
         /// When its files were last looked at, in seconds since 1970.
         var looked: Double?
 
+        /// Whether its files may be looked at again at `now` (seconds since 1970): not
+        /// while it is being created, and at most once a second
+        /// (``UploadAdmission/lookInterval``), so that a flood of creations refused or
+        /// admitted reads each upload's files at most once a second.
+        func mayBeLookedAt(now: Double) -> Bool {
+            !creating && (looked ?? 0) < now - UploadAdmission.lookInterval
+        }
+
         /// An upload created at `created` (seconds since 1970) by `client`, active then
         /// or, when its files say so, at `active`.
         init(client: String?, created: Double, active: Double? = nil, creating: Bool = false) {

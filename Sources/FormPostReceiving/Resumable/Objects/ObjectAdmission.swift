@@ -74,7 +74,7 @@ final class ObjectAdmission: Sendable {
         let now = Date().timeIntervalSince1970
         return census.withEntries { entries in
             entries.compactMap { id, entry in
-                !entry.creating && (entry.looked ?? 0) < now - UploadAdmission.lookInterval && matches(entry) ? id : nil
+                entry.mayBeLookedAt(now: now) && matches(entry) ? id : nil
             }
         }
     }
