@@ -80,6 +80,11 @@ extension ObjectStorage: ObjectStore {
         try await S3Client(storage: self).list(prefix: prefix)
     }
 
+    /// `ListObjectsV2` of `prefix` with the delimiter `/`, every page.
+    public func listTopLevel(prefix: String) async throws -> [ListedObject] {
+        try await S3Client(storage: self).list(prefix: prefix, delimiter: "/")
+    }
+
     /// `ListMultipartUploads` of `prefix`, every page; undated unless the probe found the
     /// store's dates right (``datesMultipartUploads``) and its listing by prefix
     /// (``listsMultipartUploadsByPrefix``).

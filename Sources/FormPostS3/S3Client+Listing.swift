@@ -8,12 +8,14 @@ import NIOCore
 
 /// Listing a bucket's keys (`ListObjectsV2`) and multipart uploads (`ListMultipartUploads`).
 extension S3Client {
-    /// Every object whose key begins with `prefix`, a page of up to 1,000 at a time.
-    func list(prefix: String) async throws -> [ListedObject] {
+    /// Every object whose key begins with `prefix` (and, with a `delimiter`, has none past
+    /// it: the keys it groups are not listed), a page of up to 1,000 at a time.
+    func list(prefix: String, delimiter: String? = nil) async throws -> [ListedObject] {
         var listed: [ListedObject] = []
         var token: String?
         repeat {
             var query: [SignatureV4.Field] = [("list-type", "2"), ("prefix", prefix)]
+            if let delimiter { query.append(("delimiter", delimiter)) }
             if let token { query.append(("continuation-token", token)) }
             let answer = try await send(.GET, key: nil, query: query, what: "listing \(prefix)", maxAnswerBytes: 16 << 20)
             let body = answer.body

@@ -2,6 +2,7 @@ import Foundation
 import FormPost
 import FormPostServer
 import Multipart
+import NIOCore
 import Testing
 
 /// The files of multipart forms stored in object storage: moto's S3 server as the store,
@@ -221,6 +222,20 @@ struct ObjectStorageTests {
         print("object storage: formpost serve's peak grew by \(after - before) KiB (from \(before) KiB) for a \(size >> 20) MiB file")
         try await offPool { serve.stop() }
         #endif
+    }
+
+    @Test("a listing of the top level of a prefix leaves out what lies under its folders (the events' dead/ and unreadable/), on moto")
+    func topLevelListing() async throws {
+        let store = try await MotoStore()
+        let storage = store.storage(prefix: "listed")
+        for key in ["listed.events/a.json", "listed.events/a.lease", "listed.events/dead/b.json", "listed.events/unreadable/c.json", "listed.other"] {
+            _ = try await storage.put(key, body: ByteBuffer(string: key), attributes: ObjectAttributes(), condition: .none, what: "writing \(key)", attempts: nil)
+        }
+        let top = try await storage.listTopLevel(prefix: "listed.events/").map(\.key).sorted()
+        #expect(top == ["listed.events/a.json", "listed.events/a.lease"], "\(top)")
+        let all = try await storage.list(prefix: "listed.events/").map(\.key)
+        #expect(all.count == 4, "\(all)")
+        withExtendedLifetime(store) {}
     }
 
     @Test("/readyz of a receiver storing in object storage answers 200 while the bucket answers, 503 once it does not, the log naming the store")

@@ -65,6 +65,7 @@ final class RecordingObjectStore: ObjectStore {
     }
 
     func list(prefix: String) async throws -> [ListedObject] { try await wrapped.list(prefix: prefix) }
+    func listTopLevel(prefix: String) async throws -> [ListedObject] { try await wrapped.listTopLevel(prefix: prefix) }
 
     func beginMultipartUpload(of key: String, attributes: ObjectAttributes) async throws -> String {
         try await wrapped.beginMultipartUpload(of: key, attributes: attributes)

@@ -101,7 +101,7 @@ public final class ObjectEventQueue: UploadEventQueue {
     /// leases and schedules of events that are gone are removed, once older than two
     /// leases (their holder's request is over).
     public func pendingEvents() async throws -> [String] {
-        let listed = try await store.list(prefix: keyPrefix)
+        let listed = try await store.listTopLevel(prefix: keyPrefix)
         var events = Set<String>(), others: [(id: String, key: String, modified: Date?)] = [], schedules: [String] = []
         for object in listed {
             let name = object.key.dropFirst(keyPrefix.count)

@@ -56,6 +56,9 @@ public protocol ObjectStore: Sendable {
     func delete(_ key: String, condition: ObjectCondition, what: String, attempts: Int?) async
     /// Every object whose key begins with `prefix`.
     func list(prefix: String) async throws -> [ListedObject]
+    /// Every object whose key begins with `prefix` and has no `/` past it: what lies under
+    /// a "folder" of `prefix` is not listed (S3: `ListObjectsV2` with the delimiter `/`).
+    func listTopLevel(prefix: String) async throws -> [ListedObject]
     /// Every multipart upload in progress whose key begins with `prefix` (S3's
     /// `ListMultipartUploads`); a store that cannot list them answers none, and leaves them
     /// to the bucket's lifecycle rule.
@@ -84,6 +87,12 @@ extension ObjectStore {
 
     /// This store itself: its leases' requests go as all others do.
     public var leaseTraffic: any ObjectStore { self }
+
+    /// ``list(prefix:)``, without the keys that have a `/` past `prefix`: a store that lists
+    /// by delimiter lists fewer.
+    public func listTopLevel(prefix: String) async throws -> [ListedObject] {
+        try await list(prefix: prefix).filter { !$0.key.dropFirst(prefix.count).contains("/") }
+    }
 
     /// None: a store that cannot list its multipart uploads leaves them to the bucket's
     /// lifecycle rule.
