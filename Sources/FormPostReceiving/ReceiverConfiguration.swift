@@ -66,6 +66,8 @@ public struct ReceiverConfiguration: Sendable {
     /// of forms and the appends of resumable uploads gather each part in memory before it is
     /// sent), shared by every receiver made with this configuration: 64 MiB by default, nil
     /// for no limit. Past it, requests wait for memory before they take more of their bodies.
+    /// Within it each file or append keeps two parts in flight (three buffers); with no
+    /// budget, one (two buffers).
     public var partMemory: PartMemoryBudget? = PartMemoryBudget(limit: 64 << 20)
     /// With ``objectStorage``, how long after its creation a resumable upload expires, however
     /// active: its next request is answered 410 and removes it (a stored file stays; one that

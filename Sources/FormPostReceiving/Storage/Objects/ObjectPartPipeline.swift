@@ -13,7 +13,8 @@ import NIOCore
 /// pipeline waits for one holding nothing (given back first: of those waiting, none holds
 /// what another waits for), or, with a part in flight, waits for the oldest to be sent and
 /// gathers the next in its buffer. While others wait for the budget it keeps one part in
-/// flight, and gives back the buffers of parts landed beyond it.
+/// flight, and gives back the buffers of parts landed beyond it as the next bytes of its
+/// body arrive.
 struct ObjectPartPipeline {
     /// What a buffer takes first from the budget: small files stop there.
     static let firstBuffer = 64 << 10
@@ -38,7 +39,7 @@ struct ObjectPartPipeline {
     static let partsInFlight = 2
     /// The multipart upload, once begun.
     private(set) var uploadID: String?
-    /// The parts sent, in order (the one in flight counts once ``settle()`` has seen it sent).
+    /// The parts sent, in order (a part in flight counts once it was seen sent).
     private(set) var parts: [ObjectPart]
     /// The bytes past the parts, gathering.
     private(set) var gathering: ByteBuffer
@@ -62,6 +63,7 @@ struct ObjectPartPipeline {
     mutating func write(_ bytes: ByteBuffer) async throws {
         var bytes = bytes
         while bytes.readableBytes > 0 {
+            try await giveBackWhileOthersWait()
             let count = min(bytes.readableBytes, partSize - gathering.readableBytes)
             try await makeRoom(for: gathering.readableBytes + count)
             var slice = bytes.readSlice(length: count)!
@@ -86,8 +88,10 @@ struct ObjectPartPipeline {
                 (gathering, gatheringHeld) = landed
                 if needed <= gatheringHeld { return }
             }
-            // Waiting holds nothing of the budget (its buffer, at most 64 KiB here, aside),
-            // so that those waiting never wait for one another.
+            // Waiting holds nothing of the budget (what it gathered aside: at most 64 KiB, or
+            // the bytes of a part that just landed), so that those waiting never wait for
+            // one another.
+            try await settle()
             hold.give(gatheringHeld)
             gatheringHeld = 0
             try await hold.take(target)
@@ -104,13 +108,18 @@ struct ObjectPartPipeline {
         let othersWait = (hold?.budget.waitingCount ?? 0) > 0
         let limit = othersWait ? 1 : maxInFlight
         var spare: (buffer: ByteBuffer, held: Int)?
-        while inFlight.count >= limit {
-            let landed = try await settleOldest()
+        do {
+            while inFlight.count >= limit {
+                let landed = try await settleOldest()
+                if let spare { hold?.give(spare.held) }
+                spare = landed
+            }
+            try beforeEachPart()
+            if uploadID == nil { uploadID = try await begin() }
+        } catch {
             if let spare { hold?.give(spare.held) }
-            spare = landed
+            throw error
         }
-        try beforeEachPart()
-        if uploadID == nil { uploadID = try await begin() }
         let (store, key, uploadID, number, part, timeout) = (store, key, uploadID!, parts.count + inFlight.count + 1, gathering, partTimeout)
         inFlight.append((Task { (try await store.sendPart(part, number: number, of: key, uploadID: uploadID, timeout: timeout), part) }, gatheringHeld))
         if var spare {
@@ -118,6 +127,17 @@ struct ObjectPartPipeline {
             (gathering, gatheringHeld) = spare
         } else {
             (gathering, gatheringHeld) = (ByteBuffer(), 0)
+        }
+    }
+
+    /// While others wait for the budget, waits for the parts in flight but the newest and
+    /// gives their buffers back: checked as each of the body's buffers arrives, so that a
+    /// file whose parts landed keeps no more than two buffers while others wait.
+    private mutating func giveBackWhileOthersWait() async throws {
+        guard let hold, hold.budget.waitingCount > 0 else { return }
+        while inFlight.count > 1 {
+            let landed = try await settleOldest()
+            hold.give(landed.held)
         }
     }
 

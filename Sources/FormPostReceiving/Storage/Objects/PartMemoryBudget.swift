@@ -6,7 +6,8 @@ import Synchronization
 /// append waits for memory before it takes more of its body (its client waits, as with a
 /// slow store); a file or an append whose next buffer finds no room waits for its oldest
 /// part in flight to be sent and gathers the next in that buffer, and while any waits, the
-/// others keep one part in flight and give back the buffers beyond it. One budget is shared
+/// others keep one part in flight and give back the buffers beyond it as their next bytes
+/// arrive. One budget is shared
 /// by every receiver made with one ``ReceiverConfiguration``.
 ///
 /// A single request always gets one part's buffer when no other holds memory, however small
