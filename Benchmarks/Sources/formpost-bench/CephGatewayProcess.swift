@@ -16,10 +16,16 @@ struct CephGatewayProcess {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/radosgw") else { return nil }
         let port = LocalPorts.free()
         let gateway = CephGatewayProcess(endpoint: "http://127.0.0.1:\(port)", directory: directory)
-        try gateway.script("start-rgw.sh", [], environment: [
-            "RGW_PORT": String(port), "MON_PORT": String(LocalPorts.free()), "S3_BUCKET": bucket, "OSD_SIZE_MB": "6144",
-            "S3_ACCESS_KEY": credentials["AWS_ACCESS_KEY_ID"] ?? "", "S3_SECRET_KEY": credentials["AWS_SECRET_ACCESS_KEY"] ?? "",
-        ])
+        do {
+            try gateway.script("start-rgw.sh", [], environment: [
+                "RGW_PORT": String(port), "MON_PORT": String(LocalPorts.free()), "S3_BUCKET": bucket, "OSD_SIZE_MB": "6144",
+                "S3_ACCESS_KEY": credentials["AWS_ACCESS_KEY_ID"] ?? "", "S3_SECRET_KEY": credentials["AWS_SECRET_ACCESS_KEY"] ?? "",
+            ])
+        } catch {
+            // What started of the cluster goes too.
+            gateway.stop()
+            throw error
+        }
         return gateway
     }
 
@@ -51,7 +57,9 @@ struct CephGatewayProcess {
         // Waited for here: Foundation's waitUntilExit never returned once the start script
         // had left the cluster's daemons running (they keep what tells it of the exit).
         var status: Int32 = 0
-        while waitpid(process.processIdentifier, &status, 0) < 0 && errno == EINTR {}
+        var waited: pid_t
+        repeat { waited = waitpid(process.processIdentifier, &status, 0) } while waited < 0 && errno == EINTR
+        guard waited == process.processIdentifier else { throw BenchmarkFailure("\(program) \(arguments.prefix(2)): its end was not seen (\(errno))") }
         guard status == 0 else { throw BenchmarkFailure("\(program) \(arguments.prefix(2)) ended with wait status \(status)") }
     }
 }

@@ -53,7 +53,7 @@ struct ObjectStorageBenchmarks {
         }
         guard only?.contains("rgw") ?? true else { return }
         guard let gateway = try CephGatewayProcess.startIfInstalled(directory: directory + "/ceph", bucket: Self.bucket, credentials: Self.credentials) else {
-            FileHandle.standardError.write(Data("formpost-bench: no radosgw on PATH: the Ceph RGW rows are left out\n".utf8))
+            FileHandle.standardError.write(Data("formpost-bench: no /usr/bin/radosgw: the Ceph RGW rows are left out\n".utf8))
             return
         }
         defer { gateway.stop() }
@@ -85,18 +85,25 @@ struct ObjectStorageBenchmarks {
         defer { s3Server.terminate() }
         try LocalPorts.waitForListener(s3Port)
 
-        // The form against boto3, each timed alone (boto3 by itself: no Python start-up).
+        // The form against boto3, each timed alone (boto3 inside Python: no interpreter
+        // start-up; the form with curl's), which goes first alternating from run to run.
         ProcessFigures.resetPeak(s3Server.processIdentifier)
-        var forms: [Double] = [], boto3: [Double] = []
-        for run in 0...runs {
+        let form = {
             try empty()
-            let formSeconds = try await Measurement.time {
+            return try await Measurement.time {
                 let answer = try Self.output("curl", ["-sS", "-F", "file=@" + source, "http://127.0.0.1:\(s3Port)/upload"])
                 guard answer.contains("\"size\":\(self.size)") else { throw BenchmarkFailure("the form was answered \(answer.prefix(300))") }
             }
+        }
+        let upload = {
             try empty()
             let printed = try Self.output(python, ["-c", Self.bucketScript, endpoint, "upload", source]).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let botoSeconds = Double(printed) else { throw BenchmarkFailure("boto3's upload printed \(printed.prefix(300))") }
+            guard let seconds = Double(printed) else { throw BenchmarkFailure("boto3's upload printed \(printed.prefix(300))") }
+            return seconds
+        }
+        var forms: [Double] = [], boto3: [Double] = []
+        for run in 0...runs {
+            let (formSeconds, botoSeconds) = run % 2 == 0 ? (try await form(), try upload()) : (try upload(), try await form()) as (Double, Double)
             if run > 0 {
                 forms.append(formSeconds)
                 boto3.append(botoSeconds)
