@@ -10,8 +10,8 @@ import NIOCore
 /// One append to a resumable upload in object storage (tus or the draft), under its lease: the bytes past the
 /// upload's parts (its tail object) are read first, the request's body gathers after them,
 /// and each full part is sent to the multipart upload while the next gathers (two in flight
-/// at most, three parts' bytes held). What is left at the end — fewer bytes than a part — waits for the
-/// caller: in a new tail object, or as the last part when the upload is complete. The
+/// at most, three parts' bytes held). What is left at the end — fewer bytes than a part —
+/// waits for the caller: in a new tail object, or as the last part when the upload is complete. The
 /// parts go through an ``ObjectPartPipeline``. Nothing
 /// counts until the caller saves the state naming it (``ObjectUploadStore/save(_:id:replacing:)``).
 /// An append whose lease ran out (``HeldLease``) stops before it sends another part. Its

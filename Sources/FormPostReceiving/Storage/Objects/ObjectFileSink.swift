@@ -6,8 +6,8 @@ import NIOCore
 /// part of ``ObjectStore/partSize(maxFileSize:)``; a file that ends before its first
 /// part is full goes as one `PUT` (its SHA-256 in `x-amz-meta-sha256`); a larger one
 /// becomes a multipart upload, each part sent while the next gathers — two in flight at
-/// most, three parts held, so a store slower than the client slows the client — and its SHA-256, known only
-/// once complete, set as the object's tag `sha256`. A sink discarded, or one whose upload
+/// most, three parts held, so a store slower than the client slows the client — and its
+/// SHA-256, known only once complete, set as the object's tag `sha256`. A sink discarded, or one whose upload
 /// failed, aborts its multipart upload: no part is left behind. Its buffers are taken from
 /// `memory` (``PartMemoryBudget``), when given.
 struct ObjectFileSink: FormFileSink {

@@ -105,15 +105,11 @@ struct ObjectPartPipeline {
     /// others wait for the budget) it first waits for the oldest, whose buffer gathers next;
     /// buffers of parts landed beyond that one go back to the budget.
     mutating func sendGathered() async throws {
-        let othersWait = (hold?.budget.waitingCount ?? 0) > 0
         let limit = othersWait ? 1 : maxInFlight
+        try await settle(keeping: limit)
         var spare: (buffer: ByteBuffer, held: Int)?
         do {
-            while inFlight.count >= limit {
-                let landed = try await settleOldest()
-                if let spare { hold?.give(spare.held) }
-                spare = landed
-            }
+            if inFlight.count == limit { spare = try await settleOldest() }
             try beforeEachPart()
             if uploadID == nil { uploadID = try await begin() }
         } catch {
@@ -134,17 +130,23 @@ struct ObjectPartPipeline {
     /// gives their buffers back: checked as each of the body's buffers arrives, so that a
     /// file whose parts landed keeps no more than two buffers while others wait.
     private mutating func giveBackWhileOthersWait() async throws {
-        guard let hold, hold.budget.waitingCount > 0 else { return }
-        while inFlight.count > 1 {
-            let landed = try await settleOldest()
-            hold.give(landed.held)
-        }
+        guard inFlight.count > 1, othersWait else { return }
+        try await settle(keeping: 1)
     }
+
+    /// Whether other requests wait for the budget.
+    private var othersWait: Bool { (hold?.budget.waitingCount ?? 0) > 0 }
 
     /// Waits for the parts in flight, if any, and counts them; their buffers go, and what
     /// they held of the budget with them.
     mutating func settle() async throws {
-        while !inFlight.isEmpty {
+        try await settle(keeping: 0)
+    }
+
+    /// Waits for the oldest parts in flight until at most `count` are, and counts them;
+    /// their buffers go, and what they held of the budget with them.
+    private mutating func settle(keeping count: Int) async throws {
+        while inFlight.count > count {
             let landed = try await settleOldest()
             hold?.give(landed.held)
         }
