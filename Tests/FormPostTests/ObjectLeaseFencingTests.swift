@@ -57,14 +57,14 @@ struct ObjectLeaseFencingTests {
         try await uploads.holdingLease(id) { _ in }
         var appended = read
         appended.tail = .init(key: uploads.statePrefix + id + ".tail-stale", size: 5)
-        await #expect(throws: ObjectUploadFailure.changed, "the stale holder's save was taken") {
+        await #expect(throws: UploadStorageFailure.changed, "the stale holder's save was taken") {
             _ = try await uploads.save(appended, id: id, replacing: etag)
         }
         let (now, _) = try #require(try await uploads.load(id))
         #expect(now.tail == nil && now.fence != nil, "the state: \(now)")
         #expect(now.active == read.active, "fencing the upload made it active again: \(String(describing: read.active)) → \(String(describing: now.active))")
-        #expect(throws: ObjectUploadFailure.leaseLost) { try stale.check() }
-        await #expect(throws: ObjectUploadFailure.leaseLost) {
+        #expect(throws: UploadStorageFailure.leaseLost) { try stale.check() }
+        await #expect(throws: UploadStorageFailure.leaseLost) {
             try await uploads.remove(id, state: now, storedObject: false, holding: stale)
         }
         #expect(try await uploads.load(id) != nil, "the stale holder removed the upload")

@@ -77,7 +77,12 @@ final class UploadExpiry: Sendable {
 
     /// When an upload created at `created` will be removed, as an HTTP date (tus's `Upload-Expires`).
     func httpDate(created: Double) -> String {
-        HTTPDate.string(secondsSince1970: created + Self.seconds(lifetime))
+        HTTPDate.string(secondsSince1970: removal(created: created))
+    }
+
+    /// When an upload created at `created` will be removed, in seconds since 1970.
+    func removal(created: Double) -> Double {
+        created + Self.seconds(lifetime)
     }
 
     /// The time between two background sweeps: 10 s, or half of ``idle`` when shorter.

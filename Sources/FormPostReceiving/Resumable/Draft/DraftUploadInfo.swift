@@ -65,15 +65,17 @@ extension DraftUploadInfo {
 }
 
 /// A draft upload in object storage (never a form): stored once its ``answer`` is set.
-extension DraftUploadInfo: ObjectUploadInfo {
+extension DraftUploadInfo: ResumableUploadInfo {
     static var uploadProtocol: UploadProtocol { .ietf }
     var knownLength: Int64? { length }
     var isStored: Bool { answer != nil }
     /// False: the draft has no concatenation.
     var isJoined: Bool { false }
+    /// False: the draft has no concatenation.
+    var isPartial: Bool { false }
     var objectContentType: String? { contentType }
 
-    func stored(id: String, as completion: UploadCompletion, bucket: String) -> DraftUploadInfo {
+    func stored(id: String, as completion: UploadCompletion, bucket: String?) -> DraftUploadInfo {
         var done = self
         done.completing = nil
         let receipt = receipt(id: id, size: length ?? 0, as: completion, bucket: bucket)

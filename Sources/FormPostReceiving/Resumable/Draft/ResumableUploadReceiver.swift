@@ -182,7 +182,7 @@ public struct ResumableUploadReceiver: Sendable {
         } catch let failure as DraftFailure {
             response = failure.response
             if let complete = failure.complete { DraftInterop.mark(&response.headers, complete: complete, version: version) }
-        } catch let failure as ObjectUploadFailure {
+        } catch let failure as UploadStorageFailure {
             response = UploadReceiver.json(ErrorBody(error: failure.message), status: failure.status)
         } catch {
             let (message, status) = UploadReceiver.errorAnswer(for: error)

@@ -32,10 +32,10 @@ final class HeldLease: Sendable {
     /// renewal that could not reach the store leaves it to run out): a quarter of its
     /// duration left at least.
     ///
-    /// - Throws: ``ObjectUploadFailure/leaseLost``.
+    /// - Throws: ``UploadStorageFailure/leaseLost``.
     func check() throws {
         let (lease, lost) = state.withLock { ($0.lease, $0.lost) }
-        guard !lost, Date().timeIntervalSince1970 + margin < lease.expires else { throw ObjectUploadFailure.leaseLost }
+        guard !lost, Date().timeIntervalSince1970 + margin < lease.expires else { throw UploadStorageFailure.leaseLost }
     }
 
     /// Runs `body` holding `lease`, taken for `seconds` and renewed in the background with

@@ -17,7 +17,7 @@ import NIOCore
 /// An append whose lease ran out (``HeldLease``) stops before it sends another part. Its
 /// buffers come from the store's ``PartMemoryBudget``, held until ``endMemory()`` — the
 /// bytes past its parts (``Outcome/rest``) included, which the caller sends or stores.
-struct ObjectUploadAppend<Info: ObjectUploadInfo> {
+struct ObjectUploadAppend<Info: ResumableUploadInfo> {
     /// How the body ended.
     struct Outcome {
         /// The parts the state names now: its own and those sent.
@@ -61,7 +61,7 @@ struct ObjectUploadAppend<Info: ObjectUploadInfo> {
     /// what it receives into `checksum`.
     ///
     /// - Throws: ``ObjectStorageError`` when the store fails (nothing of the append counts);
-    ///   ``ObjectUploadFailure/leaseLost`` when the lease was lost.
+    ///   ``UploadStorageFailure/leaseLost`` when the lease was lost.
     mutating func run(_ body: ReceiverRequestBody, digest: inout SHA256Hasher?, checksum: inout ChecksumHasher?) async throws -> Outcome {
         let partSize = store.partSize(of: state)
         var gathered = ByteBuffer()

@@ -6,7 +6,7 @@
 /// Its ``offset`` counts only what these name: bytes an append sent in a part that no saved
 /// state names yet do not count, and are sent again. Once its completion is recorded,
 /// every byte is in its parts (or its object): its offset is its length.
-struct ObjectUploadState<Info: ObjectUploadInfo>: Codable, Equatable {
+struct ObjectUploadState<Info: ResumableUploadInfo>: Codable, Equatable {
     /// One part of the multipart upload.
     typealias Part = ObjectPart
 

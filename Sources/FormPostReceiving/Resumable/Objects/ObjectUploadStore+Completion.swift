@@ -15,13 +15,13 @@ extension ObjectUploadStore {
     /// (``HeldLease``), and released after it. When the store no longer has the upload's
     /// multipart upload, the upload ends (``endLost(_:held:error:)``).
     ///
-    /// - Throws: ``ObjectUploadFailure/held`` while another request holds it;
-    ///   ``ObjectUploadFailure/lost``; what `body` throws.
+    /// - Throws: ``UploadStorageFailure/held`` while another request holds it;
+    ///   ``UploadStorageFailure/lost``; what `body` throws.
     ///
     /// A lease taken over from a holder whose lease ran out unreleased (``ObjectLease/tookOver``)
     /// is fenced first (``fence(_:by:)``), before `body` runs.
     func holdingLease<T>(_ id: String, _ body: (HeldLease) async throws -> T) async throws -> T {
-        guard let lease = try await lease(id) else { throw ObjectUploadFailure.held }
+        guard let lease = try await lease(id) else { throw UploadStorageFailure.held }
         return try await HeldLease.holding(lease, for: leaseSeconds, with: leases) { held in
             do {
                 if lease.tookOver { try await fence(id, by: lease) }
@@ -48,7 +48,7 @@ extension ObjectUploadStore {
     /// Ends the upload `id`, whose multipart upload the store no longer has (`error`:
     /// `NoSuchUpload` or `InvalidPart` — aborted by the bucket's lifecycle rule, say): no
     /// request could ever complete it. Removed, its stored object aside, and
-    /// ``ObjectUploadFailure/lost`` returned — unless the lease is lost, the state cannot be
+    /// ``UploadStorageFailure/lost`` returned — unless the lease is lost, the state cannot be
     /// read, or its object is whole already (a completion whose answer was lost, which its
     /// next request finishes): then `error`.
     private func endLost(_ id: String, held: HeldLease, error: ObjectStorageError) async -> any Error {
@@ -59,7 +59,7 @@ extension ObjectUploadStore {
         } catch {
             return error
         }
-        return ObjectUploadFailure.lost
+        return UploadStorageFailure.lost
     }
 
     /// Completes `id`, whose every byte is in `parts` (of `uploadID`) and `rest`: the rest
@@ -138,11 +138,11 @@ extension ObjectUploadStore {
 
     /// Finishes a recorded completion of `id` if no other request holds it; the state.
     ///
-    /// - Throws: ``ObjectUploadFailure/held``; ``ObjectUploadFailure/notFound`` when there is
+    /// - Throws: ``UploadStorageFailure/held``; ``UploadStorageFailure/notFound`` when there is
     ///   no such upload; what finishing throws.
     func finishHeld(_ id: String, basePath: String, logger: Logger) async throws -> State {
         try await holdingLease(id) { held in
-            guard let (state, etag) = try await load(id) else { throw ObjectUploadFailure.notFound }
+            guard let (state, etag) = try await load(id) else { throw UploadStorageFailure.notFound }
             return try await finish(id, state: state, etag: etag, holding: held, basePath: basePath, logger: logger)
         }
     }
@@ -165,20 +165,20 @@ extension ObjectUploadStore {
 
     /// The saved state of `id`, which has not expired (`expiry` after its last activity).
     ///
-    /// - Throws: ``ObjectUploadFailure/notFound`` for an unknown upload,
-    ///   ``ObjectUploadFailure/expired`` for an expired one (removed when no other request
+    /// - Throws: ``UploadStorageFailure/notFound`` for an unknown upload,
+    ///   ``UploadStorageFailure/expired`` for an expired one (removed when no other request
     ///   holds it).
     func current(_ id: String, expiry: Duration) async throws -> State {
-        guard let (state, _) = try await load(id) else { throw ObjectUploadFailure.notFound }
+        guard let (state, _) = try await load(id) else { throw UploadStorageFailure.notFound }
         guard isExpired(state, expiry: expiry) else { return state }
         // Removed under its lease (a request holding it is at work: not expired), as read again.
         do {
             return try await holdingLease(id) { held in
-                guard let (now, _) = try await load(id) else { throw ObjectUploadFailure.notFound }
+                guard let (now, _) = try await load(id) else { throw UploadStorageFailure.notFound }
                 try await removeIfExpired(id, now, expiry: expiry, holding: held)
                 return now
             }
-        } catch ObjectUploadFailure.held {
+        } catch UploadStorageFailure.held {
             return state
         }
     }
@@ -186,10 +186,10 @@ extension ObjectUploadStore {
     /// Removes the upload `id` if it has expired (a stored object stays), holding its
     /// lease (`held`).
     ///
-    /// - Throws: ``ObjectUploadFailure/expired`` when it had.
+    /// - Throws: ``UploadStorageFailure/expired`` when it had.
     func removeIfExpired(_ id: String, _ state: State, expiry: Duration, holding held: HeldLease) async throws {
         guard isExpired(state, expiry: expiry) else { return }
         try await remove(id, state: state, storedObject: false, holding: held)
-        throw ObjectUploadFailure.expired
+        throw UploadStorageFailure.expired
     }
 }

@@ -71,7 +71,7 @@ extension ObjectUploadStore {
 
     /// Runs `body` holding the lease of each of `ids` (``holdingLease(_:_:)``), taken in order.
     ///
-    /// - Throws: ``ObjectUploadFailure/held`` while another request holds one of them.
+    /// - Throws: ``UploadStorageFailure/held`` while another request holds one of them.
     func holdingLeases<T>(_ ids: [String], held: [HeldLease] = [], _ body: ([HeldLease]) async throws -> T) async throws -> T {
         guard let first = ids.first else { return try await body(held) }
         return try await holdingLease(first) { lease in

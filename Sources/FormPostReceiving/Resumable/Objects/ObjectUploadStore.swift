@@ -15,7 +15,7 @@ import NIOCore
 /// (``ObjectLease``: one receiver appends, completes or removes at a time), and its tail
 /// objects `ID.tail-RANDOM` (the bytes past its parts). Its bytes go into an S3 multipart
 /// upload of the object `PREFIX KEY`, which becomes the stored file.
-struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
+struct ObjectUploadStore<Info: ResumableUploadInfo>: Sendable {
     typealias State = ObjectUploadState<Info>
 
     let store: any ObjectStore
@@ -123,7 +123,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     /// Saves `state`, stamped active now (unless not `stampingActive`), over the one whose
     /// ETag is `etag`; returns the new ETag.
     ///
-    /// - Throws: ``ObjectUploadFailure/changed`` when the state changed since it was read
+    /// - Throws: ``UploadStorageFailure/changed`` when the state changed since it was read
     ///   (another receiver saved it: what this one did is not counted), ``ObjectStorageError``.
     func save(_ state: State, id: String, replacing etag: String, stampingActive: Bool = true) async throws -> String {
         var stamped = state
@@ -138,7 +138,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
         } catch let error as ObjectStorageError where error.isConditionFailure {
             // Sent again after an answer was lost: done, if what is there is what was sent.
             if let (saved, savedETag) = try await load(id), saved == stamped { return savedETag }
-            throw ObjectUploadFailure.changed
+            throw UploadStorageFailure.changed
         }
     }
 
@@ -212,7 +212,7 @@ struct ObjectUploadStore<Info: ObjectUploadInfo>: Sendable {
     /// `storedObject`, or when it is under the state prefix (a partial upload's, never a
     /// stored file).
     ///
-    /// - Throws: ``ObjectUploadFailure/leaseLost`` when the lease is no longer held (checked
+    /// - Throws: ``UploadStorageFailure/leaseLost`` when the lease is no longer held (checked
     ///   before each removal; what was removed before stays removed): another receiver may
     ///   be at work on the upload.
     func remove(_ id: String, state: State, storedObject: Bool, holding held: HeldLease) async throws {

@@ -17,7 +17,7 @@ import Logging
 /// prefix per pass (a `GET` of 1,000 keys), reading only the uploads it acts on. Every
 /// receiver on the bucket sweeps; the leases keep them from acting on one upload at once.
 /// It stops when its owner (the receiver) is gone.
-final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
+final class ObjectUploadSweep<Info: ResumableUploadInfo>: Sendable {
     let store: ObjectUploadStore<Info>
     let expiry: Duration
     let basePath: String
@@ -59,7 +59,7 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
                         await store.removeObject(mark)
                     }
                 }
-            } catch ObjectUploadFailure.held {
+            } catch UploadStorageFailure.held {
                 continue
             } catch {
                 logger.error("upload \(RequestLogLine.shortID(id)): finishing its completion failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
@@ -68,7 +68,7 @@ final class ObjectUploadSweep<Info: ObjectUploadInfo>: Sendable {
         for id in found.idle {
             do {
                 _ = try await store.current(id, expiry: expiry)
-            } catch ObjectUploadFailure.expired {
+            } catch UploadStorageFailure.expired {
                 logger.info("upload \(RequestLogLine.shortID(id)) expired: removed by the sweep")
             } catch {
                 continue

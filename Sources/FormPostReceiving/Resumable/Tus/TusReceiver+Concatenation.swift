@@ -39,24 +39,26 @@ extension TusReceiver {
         for id in partials {
             guard let token = await locks.acquireAfterBackground(id) else { throw TusFailure(.locked, "a request is appending to the partial upload \(id)") }
             held.append((id, token))
-            let (info, offset): (TusUploadInfo, Int64)
+            let upload: DirectoryUpload<TusUploadInfo>
             do {
-                (info, offset) = try await current(id, held: true)
-            } catch let failure as TusFailure where failure.status == .notFound || failure.status == .gone {
+                upload = try await directory.current(id, holding: token, finishing: true)
+            } catch UploadStorageFailure.notFound, UploadStorageFailure.expired {
                 throw TusFailure(.badRequest, "the partial upload \(id) does not exist")
             }
+            let (info, offset) = (upload.info, upload.offset)
             complete = try Self.checkJoinable(info, id: id, at: offset, client: client, granted: granted) && complete
             infos.append(info)
         }
         let named = Set(infos.map(\.finalNamed))
         if named != [nil] {
             return try await joinedBefore(named, partials: partials) { final in
-                let (info, offset) = try await current(final)
-                return (info, offset)
+                let upload = try await directory.current(final, holding: nil, finishing: true)
+                return (upload.info, upload.offset)
             }
         }
         let info = try finalInfo(joining: partials, infos: infos, metadata: metadata, client: client, granted: granted)
-        let (id, token) = try await admit(info, client: client)
+        let id = try await admitted { try await directory.create(info, client: client) }
+        guard let token = await locks.acquireAfterBackground(id) else { throw UploadStorageFailure.held }
         defer { locks.release(id, token: token) }
         ReceiverMetrics.upload(.tus, .created)
         var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
@@ -77,21 +79,29 @@ extension TusReceiver {
     }
 
     /// Joins `final` if it awaits partial uploads (concatenation-unfinished) that are all
+    /// complete now (``joinAwaitedInDirectory(_:)`` or ``joinAwaitedObject(_:in:)``).
+    func joinAwaited(_ final: String) async {
+        if let objects { await joinAwaitedObject(final, in: objects) } else { await joinAwaitedInDirectory(final) }
+    }
+
+    /// Joins `final` in the directory if it awaits partial uploads (concatenation-unfinished) that are all
     /// complete now; nothing when one is not, or a request holds one or the final upload (a
     /// later request on it tries again). A failure is logged, and tried again alike.
-    func joinAwaited(_ final: String) async {
+    func joinAwaitedInDirectory(_ final: String) async {
         guard let token = locks.acquire(final) else { return }
         defer { locks.release(final, token: token) }
         var held: [(id: String, token: UInt64)] = []
         defer { for (id, token) in held { locks.release(id, token: token) } }
         do {
-            var (info, offset) = try await current(final, held: true)
+            let upload = try await directory.current(final, holding: token, finishing: true)
+            var (info, offset) = (upload.info, upload.offset)
             guard case .final(let partials) = info.concat, info.file == nil, info.completing == nil, !info.isWhole(at: offset) else { return }
             var infos: [TusUploadInfo] = []
             for id in partials {
                 guard let token = locks.acquire(id) else { return }
                 held.append((id, token))
-                let (partial, offset) = try await current(id, held: true)
+                let kept = try await directory.current(id, holding: token, finishing: true)
+                let (partial, offset) = (kept.info, kept.offset)
                 guard partial.finalNamed == final || partial.finalNamed == nil,
                       try Self.checkJoinable(partial, id: id, at: offset, client: info.client, granted: info.granted) else { return }
                 infos.append(partial)
@@ -141,7 +151,7 @@ extension TusReceiver {
             }
         }
         for partial in partials { digests.remove(partial) }
-        try await completeNow(id, info: info, digest: digest)
+        _ = try await directory.completeNow(id, info: info, digest: digest)
     }
 
     /// An append to a final upload, refused.
@@ -193,7 +203,7 @@ extension TusReceiver {
             (info, offset) = try await reading(final)
         } catch let failure as TusFailure where failure.status == .notFound || failure.status == .gone {
             throw TusFailure(.badRequest, "the partial uploads named were joined into an upload that is gone")
-        } catch let failure as ObjectUploadFailure where failure == .notFound || failure == .expired {
+        } catch let failure as UploadStorageFailure where failure == .notFound || failure == .expired {
             throw TusFailure(.badRequest, "the partial uploads named were joined into an upload that is gone")
         }
         guard info.concat == .final(partials: partials) else {

@@ -39,36 +39,42 @@ extension TusReceiver {
         }
         let info = TusUploadInfo(length: length, metadata: metadata, created: Date().timeIntervalSince1970, client: client, granted: granted,
                                  concat: concat)
-        if let objects { return try await createObject(info, data: carriesData ? request : nil, expected: expected, in: objects) }
-        let (id, token) = try await admit(info, client: client)
-        // Held until the creation is answered: a zero-length upload is stored first, and
-        // the first bytes appended.
-        defer { locks.release(id, token: token) }
+        return try await create(info, data: carriesData ? request : nil, expected: expected, client: client, in: storage)
+    }
+
+    /// A new upload of `info` in `uploads` for `client`, if its admission limits take it; the
+    /// first bytes of the upload `data`'s body, its checksum `expected` (creation-with-upload),
+    /// or, with none and a length of 0, the upload stored at once.
+    ///
+    /// - Throws: ``TusFailure`` 503 past a limit; ``TusCreatedUploadFailure`` when the first
+    ///   bytes could not be appended.
+    func create(_ info: TusUploadInfo, data: ReceiverRequest?, expected: (algorithm: TusChecksumAlgorithm, digest: String)?, client: String?,
+                in uploads: some UploadStorage<TusUploadInfo>) async throws -> ReceiverResponse {
+        let id = try await admitted { try await uploads.create(info, client: client) }
         ReceiverMetrics.upload(.tus, .created)
-        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
-        if carriesData {
-            response.headers[.uploadOffset] = try await appendingFirstBytes(at: basePath + "/" + id) {
-                try await appendHeld(request, id: id, claimed: 0, expected: expected).0
+        let location = basePath + "/" + id
+        var response = ReceiverResponse(status: .created, headers: [.location: location,
+                                                                    .uploadExpires: HTTPDate.string(secondsSince1970: uploads.expires(new: info))])
+        if let data {
+            response.headers[.uploadOffset] = try await appendingFirstBytes(at: location) {
+                try await uploads.holding(id) { hold in
+                    try await appendHeld(data, id: id, claimed: 0, expected: expected, in: uploads, holding: hold).0
+                }
             }
         } else if info.completes(at: 0) {
-            try await completeNow(id, info: info, digest: nil)
+            try await uploads.holding(id) { hold in
+                _ = try await uploads.finish(try await uploads.current(id, holding: hold, finishing: true), id: id, holding: hold)
+            }
         }
         return response
     }
 
-    /// A new upload of `info` on the disk, if ``UploadAdmission`` takes it for `client`: its
-    /// ID, and the token of the lock that holds it.
-    ///
-    /// - Throws: ``TusFailure`` 503 when it does not.
-    func admit(_ info: TusUploadInfo, client: String?) async throws -> (id: String, token: UInt64) {
-        let (store, receiver) = (self.store, self)
-        return try await threadPool.runIfActive {
-            do {
-                return try receiver.admission.admit(info, created: info.created, client: client, connection: nil, store: store,
-                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
-            } catch let refusal as UploadAdmission.Refusal {
-                throw TusFailure(.serviceUnavailable, refusal.message)
-            }
+    /// The id `create` returns, its refusal by the admission limits answered 503.
+    func admitted(_ create: () async throws -> String) async throws -> String {
+        do {
+            return try await create()
+        } catch let refusal as UploadAdmission.Refusal {
+            throw TusFailure(.serviceUnavailable, refusal.message)
         }
     }
 

@@ -137,13 +137,26 @@ public struct TusReceiver: Sendable {
         self.admission = UploadAdmission(configuration: configuration)
         self.threadPool = .singleton
         // Uploads whose every byte is acknowledged are noted first: the sweep keeps them.
-        findFullUploads()
+        let directory = self.directory
+        directory.findFullUploads()
         removeExpired()
-        let basePath = self.basePath
-        Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger, basePath: basePath)
-        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { [store, locks, retries, logger] expiry in
-            Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger, basePath: basePath)
+        directory.completeFull(lifetime: lifetime)
+        lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { expiry in
+            directory.completeFull(lifetime: expiry)
         }
+    }
+
+    /// Where uploads are kept: object storage when the configuration names it, else the
+    /// directory. Every request on an upload goes through it.
+    var storage: any UploadStorage<TusUploadInfo> {
+        guard let objects else { return directory }
+        return BucketUploads(objects: objects, digests: digests, expiry: expiry, basePath: basePath, logger: logger)
+    }
+
+    /// The uploads kept in the directory.
+    var directory: DirectoryUploads<TusUploadInfo> {
+        DirectoryUploads(store: store, locks: locks, digests: digests, unverified: unverified, retries: retries, lifetime: lifetime,
+                         admission: admission, threadPool: threadPool, basePath: basePath, logger: logger)
     }
 
     /// Whether `path` is this receiver's: ``basePath`` or any path under it (one that
@@ -185,7 +198,7 @@ public struct TusReceiver: Sendable {
         case let failure as TusFailure:
             response = Self.answer(failure.status, message: failure.message)
             if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
-        case let failure as ObjectUploadFailure:
+        case let failure as UploadStorageFailure:
             response = Self.answer(failure.status, message: failure.message)
         case ReceiverFailure.unavailable(let detail):
             logger.error("\(request.method) \(request.loggedPath): \(RequestLogLine.redacting("\(detail)"))")
@@ -236,74 +249,14 @@ public struct TusReceiver: Sendable {
         case .unknown, .outside:
             throw TusFailure(.notFound, "no such upload")
         }
-        if let objects {
-            switch method {
-            case .head: return try await headObject(id, in: objects)
-            case .get: return try await stateObject(id, in: objects)
-            case .patch: return try await append(request, id: id)
-            case .delete: return try await deleteObject(id, in: objects)
-            default: throw TusFailure(.methodNotAllowed, "an upload answers HEAD, GET, PATCH and DELETE")
-            }
-        }
+        let uploads = storage
         switch method {
-        case .head: return try await head(id)
-        case .get: return try await state(id)
-        case .patch: return try await append(request, id: id)
-        case .delete: return try await delete(id)
+        case .head: return try await head(id, in: uploads)
+        case .get: return try await state(id, in: uploads)
+        case .patch: return try await append(request, id: id, in: uploads)
+        case .delete: return try await delete(id, in: uploads)
         default: throw TusFailure(.methodNotAllowed, "an upload answers HEAD, GET, PATCH and DELETE")
         }
-    }
-
-    // MARK: - State
-
-    /// The upload `id` and its offset (its length once complete — also when a completion
-    /// stores it meanwhile). What a completion that stopped left is finished: the leftover
-    /// data of a complete upload is removed, and (`held`) a recorded completion whose data
-    /// is already linked is saved complete, unless not `finishing`.
-    ///
-    /// - Throws: ``TusFailure`` 404 for an unknown upload, 410 for an expired one (which is
-    ///   removed, now if no other request holds it — `held`: the caller does — else by a later
-    ///   sweep); a failure to finish a completion.
-    func current(_ id: String, held: Bool = false, finishing: Bool = true) async throws -> (TusUploadInfo, Int64) {
-        let (store, lifetime, unverified, locks, digests, basePath) = (self.store, self.lifetime, self.unverified, self.locks, self.digests, self.basePath)
-        return try await threadPool.runIfActive {
-            guard let info = store.load(id, as: TusUploadInfo.self) else { throw TusFailure(.notFound, "no such upload") }
-            if lifetime.hasExpired(id, created: info.created, in: store) {
-                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
-                throw TusFailure(.gone, "the upload expired")
-            }
-            if info.file != nil || info.joinedInto != nil {
-                store.removeData(id)
-                return (info, info.length ?? 0)
-            }
-            if held, finishing, let completion = info.completing, store.isLinked(id, as: completion) {
-                let done = info.completed(id: id, as: completion)
-                try store.complete(id, as: completion, pending: info, done: done, announcing: done.event(basePath: basePath))
-                return (done, done.length ?? 0)
-            }
-            let unchecked = info.verified != nil
-            var hasData = true
-            let offset = unverified.offset(of: id) {
-                let size = Self.offset(of: id, in: store, unverifiedWhenRead: unchecked)
-                hasData = size != nil
-                return size ?? 0
-            }
-            if hasData { return (info, offset) }
-            // The data went since the state was read: a completion stored it meanwhile, or the upload was removed.
-            guard let now = store.load(id, as: TusUploadInfo.self), now.file != nil else { throw TusFailure(.notFound, "no such upload") }
-            return (now, now.length ?? 0)
-        }
-    }
-
-    /// The offset of `id` when no append of this server's is unverified: the size of its
-    /// data, or less when its state says an append is unverified (`unverifiedWhenRead`:
-    /// it did when read; read again, as the append may have ended since) — that of a server
-    /// that stopped meanwhile, or whose end could not be saved: its bytes past the offset it
-    /// began at count for nothing. Nil when it has no data. It blocks on the file system.
-    static func offset(of id: String, in store: UploadStore, unverifiedWhenRead: Bool) -> Int64? {
-        guard let size = store.dataSize(id) else { return nil }
-        guard unverifiedWhenRead, let verified = store.load(id, as: TusUploadInfo.self)?.verified else { return size }
-        return min(verified, size)
     }
 
     /// Removes uploads older than ``expiry`` (a completed one's file stays), and idle ones

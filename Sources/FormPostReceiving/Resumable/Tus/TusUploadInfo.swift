@@ -94,19 +94,20 @@ struct TusUploadInfo: Codable, Equatable, Sendable {
     }
 }
 
-/// A tus upload in object storage: stored once its ``file`` is set.
-extension TusUploadInfo: ObjectUploadInfo {
+/// A tus upload in either store: stored once its ``file`` is set.
+extension TusUploadInfo: DirectoryUploadInfo {
     static var uploadProtocol: UploadProtocol { .tus }
     var knownLength: Int64? { length }
     var isStored: Bool { file != nil }
     var isJoined: Bool { joinedInto != nil }
+    var isPartial: Bool { concat == .partial }
 
     var objectContentType: String? {
         let values = metadataValues
         return values["filetype"] ?? values["type"]
     }
 
-    func stored(id: String, as completion: UploadCompletion, bucket: String) -> TusUploadInfo {
+    func stored(id: String, as completion: UploadCompletion, bucket: String?) -> TusUploadInfo {
         completed(id: id, as: completion, bucket: bucket)
     }
 

@@ -96,7 +96,7 @@ extension ResumableUploadReceiver {
     private func appendObject(_ request: ReceiverRequest, id: String, claimed: Int64, completes: Bool, connection: (any ReceiverConnection)?, version: Int?,
                               creating: Bool, in objects: DraftObjects) async throws -> ReceiverResponse {
         try await holding(id, connection: connection, in: objects) { held in
-            guard let (loaded, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
+            guard let (loaded, etag) = try await objects.load(id) else { throw UploadStorageFailure.notFound }
             var state = loaded
             try await objects.removeIfExpired(id, state, expiry: expiry, holding: held)
             if state.info.completing != nil, !state.info.isStored {

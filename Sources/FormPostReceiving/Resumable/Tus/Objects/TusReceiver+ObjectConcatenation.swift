@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import NIOCore
+import ResumableHTTP
 
 /// tus's concatenation on object storage: partial uploads are kept as any upload (their
 /// objects under `PREFIX.tus/`, never among stored files), and a final upload joins them
@@ -12,6 +13,9 @@ import NIOCore
 /// Its SHA-256 is read back from the joined object, the bytes having passed through no
 /// receiver.
 extension TusReceiver {
+    /// Where tus uploads are kept in object storage: under `PREFIX.tus/`.
+    typealias TusObjects = ObjectUploadStore<TusUploadInfo>
+
     /// A partial upload as a join reads it: its state, and that state's ETag.
     typealias SavedPartial = (state: TusObjects.State, etag: String)
 
@@ -22,7 +26,7 @@ extension TusReceiver {
     /// again, the final upload they name is answered again — but one whose join its receiver
     /// left unfinished (its completion never recorded), which is joined anew.
     ///
-    /// - Throws: ``TusFailure`` 400 as on the disk; ``ObjectUploadFailure/held`` (423) while
+    /// - Throws: ``TusFailure`` 400 as on the disk; ``UploadStorageFailure/held`` (423) while
     ///   another request holds one of them.
     func createFinalObject(joining partials: [String], metadata: String?, client: String?, granted: [String: String]?,
                            in objects: TusObjects) async throws -> ReceiverResponse {
@@ -48,12 +52,12 @@ extension TusReceiver {
             let info = try finalInfo(joining: partials, infos: saved.map(\.state.info), metadata: metadata, client: client, granted: granted)
             // A final upload that waits begins its multipart upload when it is joined: the
             // bucket's lifecycle rule would abort one begun long before.
-            let id = try await admittedObject {
+            let id = try await admitted {
                 try await objects.startAdmitted(info, client: client, expiry: expiry, beginningMultipart: complete)
             }
             ReceiverMetrics.upload(.tus, .created)
             var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id,
-                                                                        .uploadExpires: expiryDate(objects.newState(info), in: objects)])
+                                                                        .uploadExpires: HTTPDate.string(secondsSince1970: objects.expires(objects.newState(info), expiry: expiry))])
             if complete {
                 try await objects.holdingLease(id) { lease in
                     try await joinHeldObject(id, partials: partials, saved: saved, leases: leases + [lease], in: objects)
@@ -92,25 +96,10 @@ extension TusReceiver {
                     try await joinHeldObject(final, partials: partials, saved: saved, leases: leases + [lease], in: objects)
                 }
             }
-        } catch ObjectUploadFailure.held {
+        } catch UploadStorageFailure.held {
             return
         } catch {
             logger.error("upload \(RequestLogLine.shortID(final)): joining its partial uploads failed, to be tried again: \(RequestLogLine.redacting("\(error)"))")
-        }
-    }
-
-    /// Keeps `final`, which awaits partial uploads, from expiring while they receive bytes:
-    /// its state saved again (stamped active) once its last save is older than a quarter of
-    /// the expiry — a read of its state per append, a save now and then. Best effort.
-    func keepActive(awaiting final: String, in objects: TusObjects) async {
-        let stale = { (state: TusObjects.State) in
-            state.info.isAwaiting(at: state.offset)
-                && Date().timeIntervalSince1970 - (state.active ?? state.info.created) > Double(expiry.components.seconds) / 4
-        }
-        guard let (state, _) = try? await objects.load(final), stale(state) else { return }
-        try? await objects.holdingLease(final) { _ in
-            guard let (now, etag) = try await objects.load(final), stale(now) else { return }
-            _ = try await objects.save(now, id: final, replacing: etag)
         }
     }
 
@@ -120,7 +109,7 @@ extension TusReceiver {
     /// objects joined by the store into its multipart upload; its completion recorded and
     /// finished; the partial uploads' objects removed.
     private func joinHeldObject(_ id: String, partials: [String], saved: [SavedPartial], leases: [HeldLease], in objects: TusObjects) async throws {
-        guard var (final, etag) = try await objects.load(id) else { throw ObjectUploadFailure.notFound }
+        guard var (final, etag) = try await objects.load(id) else { throw UploadStorageFailure.notFound }
         var changed = false
         if final.info.length == nil {
             final.info.length = try finalInfo(joining: partials, infos: saved.map(\.state.info), metadata: nil, client: nil, granted: nil).length

@@ -1,9 +1,9 @@
 import Multipart
 
-/// What a resumable upload kept in object storage saves of itself besides where its bytes
-/// are (`ObjectUploadState`): tus's ``TusUploadInfo`` and the draft's ``DraftUploadInfo``.
-/// It tells the store and the completion shared by both protocols what they need to know.
-protocol ObjectUploadInfo: Codable, Equatable, Sendable {
+/// What a resumable upload saves of itself besides its bytes: tus's ``TusUploadInfo`` and
+/// the draft's ``DraftUploadInfo``. It tells the stores (``UploadStorage``) and the
+/// completion shared by both protocols what they need to know.
+protocol ResumableUploadInfo: Codable, Equatable, Sendable {
     /// The upload's length, once known (a draft upload may learn it only with its last byte).
     var knownLength: Int64? { get }
     /// When the upload was created, in seconds since 1970.
@@ -16,11 +16,15 @@ protocol ObjectUploadInfo: Codable, Equatable, Sendable {
     /// Whether it takes no more bytes of its own although not stored: a tus partial upload
     /// joined into a final upload.
     var isJoined: Bool { get }
+    /// Whether it is a part of a concatenation (a tus partial upload), whose bytes are
+    /// stored only as part of another upload: on object storage its object is kept with the
+    /// uploads' state, never where stored files go.
+    var isPartial: Bool { get }
     /// The `Content-Type` its object is stored with, if any.
     var objectContentType: String? { get }
-    /// The upload stored as `completion` says, in `bucket`: ``isStored``, and no longer
-    /// ``completing``.
-    func stored(id: String, as completion: UploadCompletion, bucket: String) -> Self
+    /// The upload stored as `completion` says (in `bucket`, on object storage): ``isStored``,
+    /// and no longer ``completing``.
+    func stored(id: String, as completion: UploadCompletion, bucket: String?) -> Self
     /// The upload as its `post-finish` event tells it once stored (its receipt), an upload
     /// of its protocol created on `basePath`.
     func finishedEvent(basePath: String) -> UploadEvent.Upload
@@ -28,7 +32,7 @@ protocol ObjectUploadInfo: Codable, Equatable, Sendable {
     static var uploadProtocol: UploadProtocol { get }
 }
 
-extension ObjectUploadInfo {
+extension ResumableUploadInfo {
     /// Whether every byte has arrived: its completion is recorded, or finished.
     var isWhole: Bool { completing != nil || isStored }
 }

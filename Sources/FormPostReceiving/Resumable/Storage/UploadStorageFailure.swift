@@ -1,8 +1,8 @@
 import HTTPTypes
 
-/// Why a request on a resumable upload in object storage stops, answered alike by tus and
-/// the draft (``status``, ``message``).
-enum ObjectUploadFailure: Error, Equatable {
+/// Why a request on a resumable upload stops in its store (``UploadStorage``), answered
+/// alike by tus and the draft (``status``, ``message``).
+enum UploadStorageFailure: Error, Equatable {
     /// The upload's state changed since this request read it: another receiver saved it,
     /// and what this request did is not counted.
     case changed
