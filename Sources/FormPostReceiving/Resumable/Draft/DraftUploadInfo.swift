@@ -42,6 +42,8 @@ struct DraftUploadInfo: Codable, Equatable, Sendable {
     /// The ``UploadEvent/id`` of a form's `post-finish` event, saved with ``storingParts``
     /// so that a completion taken up again records the same event.
     var event: String?
+    /// Nil: every append of the draft counts as it reaches the disk (it carries no checksum).
+    var verified: Int64?
 
     /// The upload as its `post-finish` event tells it, once stored as `receipt`: the
     /// creation's method and path, from its ``client``, with the metadata its authorization ``granted``.
@@ -64,8 +66,9 @@ extension DraftUploadInfo {
     }
 }
 
-/// A draft upload in object storage (never a form): stored once its ``answer`` is set.
-extension DraftUploadInfo: ResumableUploadInfo {
+/// A draft upload in either store (in object storage, never a form): stored once its
+/// ``answer`` is set.
+extension DraftUploadInfo: DirectoryUploadInfo {
     static var uploadProtocol: UploadProtocol { .ietf }
     var knownLength: Int64? { length }
     var isStored: Bool { answer != nil }
@@ -83,7 +86,26 @@ extension DraftUploadInfo: ResumableUploadInfo {
         return done
     }
 
+    /// Whether `offset` is the whole representation, which is not a form (a form is
+    /// completed by its own parse).
+    func completes(at offset: Int64) -> Bool {
+        !isForm && length == offset
+    }
+
+    /// A form's files moved into the directory, if its answer was saved and they were not
+    /// all moved (``ResumableForms/settle(_:info:in:)``).
+    func settled(_ id: String, in store: UploadStore) throws -> DraftUploadInfo {
+        try ResumableForms.settle(id, info: self, in: store)
+    }
+
+    /// A form's: what its parse took (``ResumableForms/offset(of:in:)``); else the size of its
+    /// data, 0 without any.
+    func dataOffset(of id: String, in store: UploadStore) -> Int64? {
+        isForm ? ResumableForms.offset(of: id, in: store) : store.offset(id)
+    }
+
+    /// Its event: the receipt answered, if its answer was one (200); else an empty receipt.
     func finishedEvent(basePath: String) -> UploadEvent.Upload {
-        event(receipt: answer.flatMap { try? JSONDecoder().decode(Receipt.self, from: Data($0.json.utf8)) } ?? Receipt())
+        event(receipt: answer.flatMap { $0.status == 200 ? try? JSONDecoder().decode(Receipt.self, from: Data($0.json.utf8)) : nil } ?? Receipt())
     }
 }

@@ -1,23 +1,23 @@
-import FormPostDigests
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 import HTTPTypes
-import Logging
 import Multipart
-import NIOCore
-import NIOPosix
 import ResumableHTTP
 
+/// The draft's requests, written once against ``UploadStorage``: the same on the directory
+/// and on object storage. A request on an upload that another request on this receiver
+/// still holds ends that request first (``UploadHoldClaim/endingHolder(connection:)``).
 extension ResumableUploadReceiver {
     // MARK: - Requests
 
     /// A request to a target that asks for a resumable upload: the upload resource is
-    /// created for `client` (its address) if `UploadAdmission` takes it (and announced at
-    /// once in a 104), then the request's content appended.
-    func create(_ request: ReceiverRequest, connection: (any ReceiverConnection)?, client: String?, granted: [String: String]?, version: Int?) async throws -> ReceiverResponse {
+    /// created for `client` (its address) if the admission limits take it (and announced at
+    /// once in a 104), then the request's content appended as a `PATCH` at offset 0 would be.
+    func create(_ request: ReceiverRequest, connection: (any ReceiverConnection)?, client: String?, granted: [String: String]?, version: Int?,
+                in uploads: some UploadStorage<DraftUploadInfo>) async throws -> ReceiverResponse {
         guard request.method == .post || request.method == .put else {
             throw DraftFailure(.methodNotAllowed, "a resumable upload is created with POST or PUT")
         }
@@ -26,7 +26,7 @@ extension ResumableUploadReceiver {
         }
         let contentType = request.headers[.contentType] ?? MIMEType.octetStream
         let contentLength = request.headers[.contentLength].flatMap(Int64.init)
-        var length = try Self.length(of: request, offset: 0, completes: completes, known: nil)
+        let length = try Self.length(of: request, offset: 0, completes: completes, known: nil)
         let limit = limits(contentType: contentType, info: nil).maxSize ?? Int64.max
         if let length, length > limit { throw tooLarge(contentType: contentType, version: version) }
         if let contentLength, contentLength > limit { throw tooLarge(contentType: contentType, version: version) }
@@ -34,34 +34,21 @@ extension ResumableUploadReceiver {
                                    contentType: contentType, contentDisposition: request.headers[.contentDisposition])
         info.client = client
         info.granted = granted
-        if let objects { return try await createObject(request, info: info, completes: completes, connection: connection, version: version, in: objects) }
-        let (store, receiver, created) = (self.store, self, info)
-        let (id, token) = try await threadPool.runIfActive {
-            do {
-                return try receiver.admission.admit(created, created: created.created, client: client, connection: connection, store: store,
-                                                    expiry: receiver.lifetime, locks: receiver.locks, digests: receiver.digests, logger: receiver.logger)
-            } catch let refusal as UploadAdmission.Refusal {
-                throw Self.admissionRefused(refusal)
-            }
+        guard takesForms || !info.isForm else {
+            throw DraftFailure(.unsupportedMediaType, "a resumable multipart/form-data upload is not kept in object storage: "
+                + "send each file as a resumable upload of its own, or the form in one request", complete: false)
         }
-        let location = basePath + "/" + id
-        defer { locks.release(id, token: token) }
+        let id: String
+        do {
+            id = try await uploads.create(info, client: client)
+        } catch let refusal as UploadAdmission.Refusal {
+            throw Self.admissionRefused(refusal)
+        }
         ReceiverMetrics.upload(.ietf, .created)
-        await announceResumption(at: location, info: info, connection: connection, version: version)
-        let (outcome, received) = try await write(request.body, to: id, info: info, at: 0, version: version)
-        if outcome.cut {
-            logger.notice("\(request.method) \(request.loggedPath) cut at \(outcome.offset) bytes; upload \(RequestLogLine.shortID(id)) kept")
-            throw DraftFailure(.badRequest, "the request was cut short; its upload goes on at \(location)", complete: false)
+        return try await uploads.holding(id, claim: .endingHolder(connection: connection)) { hold in
+            await announceResumption(at: basePath + "/" + id, info: info, connection: connection, version: version)
+            return try await appendHeld(request, id: id, claimed: 0, completes: completes, version: version, creating: true, in: uploads, holding: hold)
         }
-        if completes {
-            length = length ?? outcome.offset
-            info.length = length
-            return try await finish(id, info: info, offset: outcome.offset, received: received, version: version, location: location)
-        }
-        var headers: HTTPFields = [.location: location, .uploadOffset: String(outcome.offset),
-                                   .uploadLimit: limits(contentType: contentType, info: info).fieldValue(interopVersion: version)]
-        DraftInterop.mark(&headers, complete: false, version: version)
-        return ReceiverResponse(status: .created, headers: headers)
     }
 
     /// Tells a client that speaks a supported interop version where its new upload
@@ -75,11 +62,32 @@ extension ResumableUploadReceiver {
     }
 
     /// Where an upload stands: `HEAD` (no content) and `GET` (its state as JSON, or once
-    /// complete the target's answer again).
-    func state(_ id: String, connection: (any ReceiverConnection)?, version: Int?, head: Bool) async throws -> ReceiverResponse {
-        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
-        defer { locks.release(id, token: token) }
-        let (info, offset) = try await current(id)
+    /// complete the target's answer again). A recorded completion not yet finished is
+    /// finished first; until it is, the answer is 503 with `Retry-After` (a complete offset
+    /// would tell the client that its upload is stored) — but in a store that completes in
+    /// the background (``UploadStorage/completesInBackground``), its offset.
+    func state(_ id: String, connection: (any ReceiverConnection)?, version: Int?, head: Bool,
+               in uploads: some UploadStorage<DraftUploadInfo>) async throws -> ReceiverResponse {
+        var upload = try await uploads.reading(id, claim: .endingHolder(connection: connection))
+        if upload.info.completing != nil, !upload.info.isStored {
+            do {
+                upload = try await uploads.holding(id, claim: .endingHolder(connection: connection)) { hold in
+                    // As read again under the hold: another request may have stored it meanwhile.
+                    let held = try await uploads.current(id, holding: hold, finishing: true)
+                    guard held.info.completing != nil, !held.info.isStored else { return held }
+                    return try await uploads.finish(held, id: id, holding: hold)
+                }
+            } catch let failure as UploadStorageFailure where failure == .notFound || failure == .expired || failure == .lost {
+                throw failure
+            } catch where !uploads.completesInBackground {
+                var busy = UploadReceiver.json(ErrorBody(error: "the upload is complete and still being stored: ask again"), status: .serviceUnavailable)
+                busy.headers[.retryAfter] = "1"
+                throw DraftFailure(response: busy, complete: nil)
+            } catch {
+                // Taken up again by the store's retries, and by the client's next append.
+            }
+        }
+        let (info, offset) = (upload.info, upload.offset)
         if !head, let answer = info.answer { return replay(answer, version: version) }
         var headers: HTTPFields = [.uploadOffset: String(offset), .cacheControl: "no-store",
                                    .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
@@ -89,6 +97,13 @@ extension ResumableUploadReceiver {
         var response = UploadReceiver.json(DraftUploadState(complete: false, length: info.length, offset: offset), status: .ok)
         for field in headers { response.headers[field.name] = field.value }
         return response
+    }
+
+    /// `OPTIONS` on an upload resource: its limits, from its state read without holding it.
+    func options(_ id: String, version: Int?, in uploads: some UploadStorage<DraftUploadInfo>) async throws -> ReceiverResponse {
+        let info = try await uploads.current(id, holding: nil, finishing: false).info
+        return ReceiverResponse(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
+                                                              .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)])
     }
 
     /// The offset an append claims and whether it completes the upload, from its fields.
@@ -121,60 +136,95 @@ extension ResumableUploadReceiver {
     }
 
     /// `PATCH`: appends at the upload's offset; with `Upload-Complete: ?1`, the last bytes.
-    func append(_ request: ReceiverRequest, id: String, connection: (any ReceiverConnection)?, version: Int?) async throws -> ReceiverResponse {
+    func append(_ request: ReceiverRequest, id: String, connection: (any ReceiverConnection)?, version: Int?,
+                in uploads: some UploadStorage<DraftUploadInfo>) async throws -> ReceiverResponse {
         let (claimed, completes) = try Self.appending(request, version: version)
-        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
-        defer { locks.release(id, token: token) }
-        var (info, offset) = try await current(id)
+        return try await uploads.holding(id, claim: .endingHolder(connection: connection)) { hold in
+            try await appendHeld(request, id: id, claimed: claimed, completes: completes, version: version, creating: false, in: uploads, holding: hold)
+        }
+    }
+
+    /// ``append(_:id:connection:version:in:)`` once the request holds the upload `id`
+    /// (`hold`), or creates it (`creating`): the body taken at `claimed`, which must be the
+    /// upload's offset, then with `completes` the upload stored and the target's answer
+    /// given. Every byte that reached the store counts, also from a request that was cut.
+    /// A body past the upload's length removes the upload (413): its offset may not pass it.
+    func appendHeld<Storage: UploadStorage<DraftUploadInfo>>(_ request: ReceiverRequest, id: String, claimed: Int64, completes: Bool, version: Int?,
+                                                             creating: Bool, in uploads: Storage, holding hold: Storage.Hold) async throws -> ReceiverResponse {
+        var upload = try await uploads.current(id, holding: hold, finishing: true)
+        if upload.info.completing != nil, !upload.info.isStored { upload = try await uploads.finish(upload, id: id, holding: hold) }
+        let location = basePath + "/" + id
+        let offset = upload.offset
         guard claimed == offset else { throw Self.mismatchingOffset(expected: offset, provided: claimed) }
-        if let answer = info.answer {
+        if let answer = upload.info.answer {
             // The final answer of a complete upload, again: for a client that lost it.
             guard completes, (request.headers[.contentLength].flatMap(Int64.init) ?? 0) == 0 else {
                 throw DraftFailure(.badRequest, "the upload is complete: nothing can be appended", complete: false)
             }
             return replay(answer, version: version)
         }
-        let length = try Self.length(of: request, offset: offset, completes: completes, known: info.length)
-        if let length, length > (limits(contentType: info.contentType, info: info).maxSize ?? Int64.max) {
-            throw tooLarge(contentType: info.contentType, version: version)
+        let limit = limits(contentType: upload.info.contentType, info: upload.info).maxSize ?? Int64.max
+        let length = try Self.length(of: request, offset: offset, completes: completes, known: upload.info.length)
+        if let length, length > limit { throw tooLarge(contentType: upload.info.contentType, version: version) }
+        if upload.info.length == nil, let length {
+            upload.info.length = length
+            upload = try await uploads.save(upload, id: id, holding: hold)
         }
-        if info.length == nil, let length {
-            info.length = length
-            let (store, saved) = (self.store, info)
-            try await threadPool.runIfActive { try store.save(saved, id: id) }
+        if upload.info.isForm {
+            return try await appendForm(request, id: id, info: upload.info, at: offset, limit: upload.info.length ?? limit, completes: completes,
+                                        version: version, creating: creating)
         }
-        let (outcome, received) = try await write(request.body, to: id, info: info, at: offset, version: version)
-        if outcome.cut {
-            logger.notice("PATCH \(request.loggedPath) cut at \(outcome.offset) bytes")
-            throw DraftFailure(.badRequest, "the request was cut short", complete: false)
+        let room = (upload.info.length ?? limit) - offset
+        var checksum: ChecksumHasher?
+        let written = try await uploads.append(request.body, to: upload, id: id, room: room, verifying: false, checksum: &checksum, holding: hold)
+        if written.overflowed {
+            // Its offset may not pass its length: the upload is removed.
+            try await uploads.discard(written, of: upload, id: id, holding: hold)
+            try await uploads.terminate(upload, id: id, announcing: nil, holding: hold)
+            throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(upload.info.length ?? limit) bytes: the upload is removed")
         }
-        let location = basePath + "/" + id
-        if completes {
-            info.length = info.length ?? outcome.offset
-            return try await finish(id, info: info, offset: outcome.offset, received: received, version: version, location: location)
+        let reached = offset + written.received
+        if completes, !written.cut, (upload.info.length ?? reached) == reached {
+            upload.info.length = reached
+            let done = try await uploads.keep(written, of: upload, id: id, completing: true, holding: hold)
+            var response = replay(done.info.answer!, version: version)
+            response.headers[.location] = location
+            return response
         }
-        var headers: HTTPFields = [.uploadOffset: String(outcome.offset),
-                                   .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
-        DraftInterop.mark(&headers, complete: false, version: version)
-        return ReceiverResponse(status: .noContent, headers: headers)
+        upload = try await uploads.keep(written, of: upload, id: id, completing: false, holding: hold)
+        if written.cut {
+            logger.notice("\(request.method) \(request.loggedPath) cut at \(reached) bytes\(creating ? "; upload \(RequestLogLine.shortID(id)) kept" : "")")
+        }
+        return try appended(request, at: reached, cut: written.cut, completes: completes, info: upload.info, version: version, location: creating ? location : nil)
     }
 
-    /// `DELETE`: ends a request that holds the upload, and removes it (a completed one's
-    /// stored files stay: they are the target's).
-    func cancel(_ id: String, connection: (any ReceiverConnection)?) async throws -> ReceiverResponse {
-        guard let token = await locks.acquireEndingHolder(id, connection: connection) else { throw DraftFailure(.locked, "the upload is held by another request") }
-        defer { locks.release(id, token: token) }
-        let (info, _) = try await current(id)
-        let store = self.store
-        let receipt = info.answer.flatMap { $0.status == 200 ? try? JSONDecoder().decode(Receipt.self, from: Data($0.json.utf8)) : nil }
-        let ended = info.event(receipt: receipt ?? Receipt())
-        try await threadPool.runIfActive {
-            // Recorded first: an end the application will not hear of is never answered.
-            try store.announce(ended, as: nil, type: UploadEvent.postTerminate)
-            store.remove(id)
+    /// The answer to an append that did not complete the upload, now at `offset`: 400 when it
+    /// was `cut` (its bytes kept), or when it said it `completes` it short of its length;
+    /// else its offset — 201 with its `location` when it created it, 204 when not.
+    func appended(_ request: ReceiverRequest, at offset: Int64, cut: Bool, completes: Bool, info: DraftUploadInfo, version: Int?,
+                  location: String?) throws -> ReceiverResponse {
+        if cut {
+            throw DraftFailure(.badRequest, location.map { "the request was cut short; its upload goes on at \($0)" } ?? "the request was cut short",
+                               complete: false)
         }
-        digests.remove(id)
-        forms.progresses.remove(id)
+        if completes {
+            throw DraftFailure(response: Self.problem(.inconsistentLength("the upload was completed at \(offset) bytes, not at its length of \(info.length ?? 0)")),
+                               complete: false)
+        }
+        var headers: HTTPFields = [.uploadOffset: String(offset),
+                                   .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)]
+        if let location { headers[.location] = location }
+        DraftInterop.mark(&headers, complete: false, version: version)
+        return ReceiverResponse(status: location == nil ? .noContent : .created, headers: headers)
+    }
+
+    /// `DELETE`: ends a request that holds the upload, and removes it, its `post-terminate`
+    /// event recorded first (a completed one's stored files stay: they are the target's).
+    func cancel(_ id: String, connection: (any ReceiverConnection)?, in uploads: some UploadStorage<DraftUploadInfo>) async throws -> ReceiverResponse {
+        try await uploads.holding(id, claim: .endingHolder(connection: connection)) { hold in
+            let upload = try await uploads.current(id, holding: hold, finishing: false)
+            try await uploads.terminate(upload, id: id, announcing: upload.info.finishedEvent(basePath: basePath), holding: hold)
+        }
         return ReceiverResponse(status: .noContent)
     }
 

@@ -74,11 +74,12 @@ public struct ResumableUploadReceiver: Sendable {
     private(set) var store: UploadStore
     let locks = UploadLocks()
     let digests = RunningDigests()
+    let unverified = UnverifiedAppends()
     /// The parses of forms in progress, kept between their appends.
     let formProgresses = FormProgresses()
     let retries = CompletionRetries()
     /// Where uploads are kept when the configuration names object storage, else nil (the disk).
-    let objects: DraftObjects?
+    let objects: ObjectUploadStore<DraftUploadInfo>?
     /// The sweep of the uploads kept in object storage, if they are.
     let objectSweep: ObjectUploadSweep<DraftUploadInfo>?
     let logger: Logger
@@ -135,7 +136,7 @@ public struct ResumableUploadReceiver: Sendable {
         store.completionFault = completionFault
         self.store = store
         let configuration = receiver.configuration
-        objects = DraftObjects(configuration: configuration, name: "resumable")
+        objects = ObjectUploadStore<DraftUploadInfo>(configuration: configuration, name: "resumable")
         self.logger = logger
         objectSweep = objects.map { [checked = self.basePath] in ObjectUploadSweep(store: $0, expiry: expiry, basePath: checked, logger: logger) }
         self.lifetime = UploadExpiry(lifetime: expiry, idle: receiver.configuration.idleUploadExpiry, progresses: formProgresses, retries: retries,
@@ -145,10 +146,21 @@ public struct ResumableUploadReceiver: Sendable {
         // Uploads whose every byte is acknowledged are noted first: the sweep keeps them.
         findUnfinishedCompletions()
         removeExpired()
-        Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger)
+        let basePath = self.basePath
+        Self.completeFull(retries, in: store, locks: locks, lifetime: lifetime, logger: logger, basePath: basePath)
         lifetime.startSweeping(store, locks: locks, digests: digests, logger: logger, threadPool: threadPool) { [store, locks, retries, logger] expiry in
-            Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger)
+            Self.completeFull(retries, in: store, locks: locks, lifetime: expiry, logger: logger, basePath: basePath)
         }
+    }
+
+    /// Where uploads are kept: object storage when the configuration names it, else the
+    /// directory. Every request on an upload goes through it.
+    var storage: any UploadStorage<DraftUploadInfo> { directory.or(objects, expiry: expiry) }
+
+    /// The uploads kept in the directory.
+    var directory: DirectoryUploads<DraftUploadInfo> {
+        DirectoryUploads(store: store, locks: locks, digests: digests, unverified: unverified, retries: retries, lifetime: lifetime,
+                         admission: admission, threadPool: threadPool, basePath: basePath, logger: logger)
     }
 
     /// Whether `request` is this receiver's: on an upload resource, an `OPTIONS`, or a
@@ -205,26 +217,23 @@ public struct ResumableUploadReceiver: Sendable {
 
     func route(_ request: ReceiverRequest, connection: (any ReceiverConnection)?, client: String?, granted: [String: String]?, version: Int?) async throws -> ReceiverResponse {
         let id: String
+        let uploads = storage
         switch UploadResourcePath(request.path, basePath: basePath) {
         case .outside:
             if request.method == .options, !DraftInterop.asksForResumableUpload(request.headers) {
                 return ReceiverResponse(status: .noContent, headers: [.allow: "POST, PUT, OPTIONS", .uploadLimit: limits(contentType: nil, info: nil).fieldValue(interopVersion: version)])
             }
-            return try await create(request, connection: connection, client: client, granted: granted, version: version)
+            return try await create(request, connection: connection, client: client, granted: granted, version: version, in: uploads)
         case .upload(let named):
             id = named
         case .collection, .unknown:
             throw DraftFailure(.notFound, "no such upload")
         }
-        if let objects { return try await routeObject(request, id: id, connection: connection, version: version, in: objects) }
         switch request.method {
-        case .head, .get: return try await state(id, connection: connection, version: version, head: request.method == .head)
-        case .patch: return try await append(request, id: id, connection: connection, version: version)
-        case .delete: return try await cancel(id, connection: connection)
-        case .options:
-            let info = try await described(id)
-            return ReceiverResponse(status: .noContent, headers: [.allow: "HEAD, GET, PATCH, DELETE, OPTIONS",
-                                                          .uploadLimit: limits(contentType: info.contentType, info: info).fieldValue(interopVersion: version)])
+        case .head, .get: return try await state(id, connection: connection, version: version, head: request.method == .head, in: uploads)
+        case .patch: return try await append(request, id: id, connection: connection, version: version, in: uploads)
+        case .delete: return try await cancel(id, connection: connection, in: uploads)
+        case .options: return try await options(id, version: version, in: uploads)
         default:
             throw DraftFailure(.methodNotAllowed, "an upload resource answers HEAD, GET, PATCH, DELETE and OPTIONS")
         }
@@ -252,50 +261,6 @@ public struct ResumableUploadReceiver: Sendable {
                                complete: false)
         }
         return values.first
-    }
-
-    /// The upload `id` and its offset (its length once complete), read under its lock,
-    /// which the caller holds: what a completion that stopped left undone is done.
-    ///
-    /// - Throws: ``DraftFailure`` 404 for an unknown upload, 410 for an expired one (which is
-    ///   removed).
-    func current(_ id: String) async throws -> (DraftUploadInfo, Int64) {
-        let (store, lifetime, locks, digests, progresses, retries) = (self.store, self.lifetime, self.locks, self.digests, self.formProgresses, self.retries)
-        return try await threadPool.runIfActive {
-            guard let loaded = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
-            if lifetime.hasExpired(id, created: loaded.created, in: store) {
-                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, progresses: progresses, held: true)
-                throw DraftFailure(.gone, "the upload expired")
-            }
-            // What a completion that stopped left undone is done: a form's files moved, the data removed.
-            let info: DraftUploadInfo
-            do {
-                info = try ResumableForms.settle(id, info: loaded, in: store)
-            } catch {
-                retries.add(id)
-                throw error
-            }
-            if info.answer != nil { store.removeData(id) }
-            guard info.answer == nil else { return (info, info.length ?? 0) }
-            return (info, info.isForm ? ResumableForms.offset(of: id, in: store) : store.offset(id))
-        }
-    }
-
-    /// The upload `id` as its state says, read without its lock: nothing of it is moved or
-    /// made (a request holding it may be completing it).
-    ///
-    /// - Throws: ``DraftFailure`` 404 for an unknown upload, 410 for an expired one (which is
-    ///   removed, now if no other request holds it, else by a later sweep).
-    func described(_ id: String) async throws -> DraftUploadInfo {
-        let (store, lifetime, locks, digests, progresses) = (self.store, self.lifetime, self.locks, self.digests, self.formProgresses)
-        return try await threadPool.runIfActive {
-            guard let info = store.load(id, as: DraftUploadInfo.self) else { throw DraftFailure(.notFound, "no such upload") }
-            if lifetime.hasExpired(id, created: info.created, in: store) {
-                UploadExpiry.remove(id, from: store, locks: locks, digests: digests, progresses: progresses, held: false)
-                throw DraftFailure(.gone, "the upload expired")
-            }
-            return info
-        }
     }
 
     /// The limits of an upload of `contentType` (any, when nil): a form may be as large

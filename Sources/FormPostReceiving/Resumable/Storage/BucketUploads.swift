@@ -15,6 +15,9 @@ import NIOCore
 /// them. Its offset counts only those.
 struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
     let objects: ObjectUploadStore<Info>
+    /// This receiver's locks, taken before the lease: a request here on an upload another
+    /// request here holds is refused or ends it without asking the store.
+    let locks: UploadLocks
     let digests: RunningDigests
     /// How long an upload lives after its last activity.
     let expiry: Duration
@@ -33,8 +36,20 @@ struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
         return try await objects.startAdmitted(info, client: client, expiry: expiry, key: info.isPartial ? { prefix + $0 + ".partial" } : nil)
     }
 
-    func holding<T>(_ id: String, _ body: (HeldLease) async throws -> T) async throws -> T {
-        try await objects.holdingLease(id, body)
+    /// Runs `body` holding this receiver's lock on `id` (taken as `claim` says), then its
+    /// lease (``ObjectUploadStore/holdingLease(_:_:)``).
+    func holding<T>(_ id: String, claim: UploadHoldClaim, _ body: (HeldLease) async throws -> T) async throws -> T {
+        guard let token = await claim.acquire(id, in: locks) else { throw UploadStorageFailure.held }
+        defer { locks.release(id, token: token) }
+        return try await objects.holdingLease(id, body)
+    }
+
+    /// The saved state of `id`, read under this receiver's lock but not the lease: a request
+    /// here that held it has saved what it wrote.
+    func reading(_ id: String, claim: UploadHoldClaim) async throws -> SavedObjectUpload<Info> {
+        guard let token = await claim.acquire(id, in: locks) else { throw UploadStorageFailure.held }
+        defer { locks.release(id, token: token) }
+        return try await current(id, holding: nil, finishing: true)
     }
 
     /// The saved state of `id` (``ObjectUploadStore/current(_:expiry:)``); held, with the
@@ -137,12 +152,12 @@ struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
         return SavedObjectUpload(state: done, etag: nil)
     }
 
-    /// Under the lease: its `post-terminate` event recorded, then everything of it removed
+    /// Under the lease: its `post-terminate` event recorded (if any), then everything of it removed
     /// but a stored object. One whose completion was begun and not finished was never told
     /// of, and goes too.
-    func terminate(_ upload: SavedObjectUpload<Info>, id: String, announcing ended: UploadEvent.Upload, holding held: HeldLease) async throws {
+    func terminate(_ upload: SavedObjectUpload<Info>, id: String, announcing ended: UploadEvent.Upload?, holding held: HeldLease) async throws {
         try held.check()
-        try await objects.announce(ended, as: nil, type: UploadEvent.postTerminate)
+        if let ended { try await objects.announce(ended, as: nil, type: UploadEvent.postTerminate) }
         try await objects.remove(id, state: upload.state, storedObject: upload.info.completing != nil && !upload.info.isStored, holding: held)
         digests.remove(id)
     }

@@ -24,6 +24,14 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
     let basePath: String
     let logger: Logger
 
+    /// These uploads, or when the configuration names object storage its `objects`, with
+    /// the same locks, running digests, base path and logger (uploads there expire `expiry`
+    /// after their last activity).
+    func or(_ objects: ObjectUploadStore<Info>?, expiry: Duration) -> any UploadStorage<Info> {
+        guard let objects else { return self }
+        return BucketUploads(objects: objects, locks: locks, digests: digests, expiry: expiry, basePath: basePath, logger: logger)
+    }
+
     /// True: ``CompletionRetries``.
     var completesInBackground: Bool { true }
 
@@ -37,19 +45,24 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
         return id
     }
 
-    /// Runs `body` holding this server's lock on `id`, waiting while the receiver's own
-    /// work in the background holds it (``UploadLocks/acquireAfterBackground(_:patience:)``).
-    func holding<T>(_ id: String, _ body: (UInt64) async throws -> T) async throws -> T {
-        guard let token = await locks.acquireAfterBackground(id) else { throw UploadStorageFailure.held }
+    /// Runs `body` holding this server's lock on `id`, taken as `claim` says.
+    func holding<T>(_ id: String, claim: UploadHoldClaim, _ body: (UInt64) async throws -> T) async throws -> T {
+        guard let token = await claim.acquire(id, in: locks) else { throw UploadStorageFailure.held }
         defer { locks.release(id, token: token) }
         return try await body(token)
     }
 
+    /// The upload `id` read under its lock (``current(_:holding:finishing:)``, held).
+    func reading(_ id: String, claim: UploadHoldClaim) async throws -> DirectoryUpload<Info> {
+        try await holding(id, claim: claim) { token in try await current(id, holding: token, finishing: true) }
+    }
+
     /// The upload `id` and its offset (its length once stored — also when a completion
     /// stores it meanwhile). What a completion that stopped left is settled: the leftover
-    /// data of a stored upload is removed; held, a recorded completion whose data is
-    /// linked already is saved stored (unless not `finishing`), and the bytes of an
-    /// unverified append a stopped server left are cut off.
+    /// data of a stored upload is removed; held, what the protocol left undone is done
+    /// (``DirectoryUploadInfo/settled(_:in:)``: a form's files moved), a recorded completion
+    /// whose data is linked already is saved stored (unless not `finishing`), and the bytes
+    /// of an unverified append a stopped server left are cut off.
     ///
     /// - Throws: ``UploadStorageFailure/notFound``; ``UploadStorageFailure/expired`` for an
     ///   expired upload (removed now if no other request holds it, else by a later sweep).
@@ -62,10 +75,19 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
 
     /// ``current(_:holding:finishing:)`` on the file system: it blocks.
     private func read(_ id: String, held: Bool, finishing: Bool) throws -> DirectoryUpload<Info> {
-        guard let info = store.load(id, as: Info.self) else { throw UploadStorageFailure.notFound }
-        if lifetime.hasExpired(id, created: info.created, in: store) {
-            UploadExpiry.remove(id, from: store, locks: locks, digests: digests, held: held)
+        guard let loaded = store.load(id, as: Info.self) else { throw UploadStorageFailure.notFound }
+        if lifetime.hasExpired(id, created: loaded.created, in: store) {
+            UploadExpiry.remove(id, from: store, locks: locks, digests: digests, progresses: lifetime.progresses, held: held)
             throw UploadStorageFailure.expired
+        }
+        var info = loaded
+        if held {
+            do {
+                info = try loaded.settled(id, in: store)
+            } catch {
+                retries.add(id)
+                throw error
+            }
         }
         if info.isStored || info.isJoined {
             store.removeData(id)
@@ -79,7 +101,7 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
         let unchecked = info.verified != nil
         var hasData = true
         let offset = unverified.offset(of: id) {
-            let size = Self.offset(of: id, in: store, unverifiedWhenRead: unchecked)
+            let size = Self.offset(of: id, info: info, in: store, unverifiedWhenRead: unchecked)
             hasData = size != nil
             return size ?? 0
         }
@@ -89,13 +111,14 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
         return DirectoryUpload(info: now, offset: now.knownLength ?? 0)
     }
 
-    /// The offset of `id` when no append of this server's is unverified: the size of its
-    /// data, or less when its state says an append is unverified (`unverifiedWhenRead`:
-    /// it did when read; read again, as the append may have ended since) — that of a server
-    /// that stopped meanwhile, or whose end could not be saved: its bytes past the offset it
-    /// began at count for nothing. Nil when it has no data. It blocks on the file system.
-    static func offset(of id: String, in store: UploadStore, unverifiedWhenRead: Bool) -> Int64? {
-        guard let size = store.dataSize(id) else { return nil }
+    /// The offset of `id` (`info`) when no append of this server's is unverified: the size
+    /// of its data (``DirectoryUploadInfo/dataOffset(of:in:)``), or less when its state says
+    /// an append is unverified (`unverifiedWhenRead`: it did when read; read again, as the
+    /// append may have ended since) — that of a server that stopped meanwhile, or whose end
+    /// could not be saved: its bytes past the offset it began at count for nothing. Nil when
+    /// it has no data. It blocks on the file system.
+    static func offset(of id: String, info: Info, in store: UploadStore, unverifiedWhenRead: Bool) -> Int64? {
+        guard let size = info.dataOffset(of: id, in: store) else { return nil }
         guard unverifiedWhenRead, let verified = store.load(id, as: Info.self)?.verified else { return size }
         return min(verified, size)
     }
@@ -115,15 +138,16 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
         lifetime.removal(created: info.created)
     }
 
-    func terminate(_ upload: DirectoryUpload<Info>, id: String, announcing ended: UploadEvent.Upload, holding: UInt64) async throws {
+    func terminate(_ upload: DirectoryUpload<Info>, id: String, announcing ended: UploadEvent.Upload?, holding: UInt64) async throws {
         let store = self.store
         try await threadPool.runIfActive {
             // Recorded first: an end the application will not hear of is never answered.
-            try store.announce(ended, as: nil, type: UploadEvent.postTerminate)
+            if let ended { try store.announce(ended, as: nil, type: UploadEvent.postTerminate) }
             // A stored file stays: the application was told of it (post-finish) and owns it.
             store.remove(id)
         }
         digests.remove(id)
+        lifetime.progresses?.remove(id)
     }
 
     /// Its data's modification time set to now (``UploadStore/touch(_:)``).

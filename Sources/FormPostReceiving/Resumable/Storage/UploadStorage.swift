@@ -31,10 +31,16 @@ protocol UploadStorage<Info>: Sendable {
     func create(_ info: Info, client: String?) async throws -> String
 
     /// Runs `body` holding the upload `id`, which no other request changes meanwhile (here
-    /// or, on a shared store, on another receiver).
+    /// or, on a shared store, on another receiver); a request on this receiver that holds
+    /// it is refused or ended as `claim` says.
     ///
     /// - Throws: ``UploadStorageFailure/held`` while another request holds it; what `body` throws.
-    func holding<T>(_ id: String, _ body: (Hold) async throws -> T) async throws -> T
+    func holding<T>(_ id: String, claim: UploadHoldClaim, _ body: (Hold) async throws -> T) async throws -> T
+
+    /// The upload `id` as kept, read while no request on this receiver writes it (one that
+    /// holds it is refused or ended as `claim` says): what it wrote is counted. A request on
+    /// another receiver may write it meanwhile: nothing it writes is counted in this answer.
+    func reading(_ id: String, claim: UploadHoldClaim) async throws -> Kept
 
     /// The upload `id` as kept: with `holding`, what a stopped completion left is settled
     /// first (unless not `finishing`), and bytes no append acknowledged are dropped.
@@ -72,8 +78,8 @@ protocol UploadStorage<Info>: Sendable {
     func finish(_ upload: Kept, id: String, holding: Hold) async throws -> Kept
 
     /// Removes `upload` — all of it but a stored file, which the application was told of —
-    /// its `post-terminate` event (`ended`) recorded first.
-    func terminate(_ upload: Kept, id: String, announcing ended: UploadEvent.Upload, holding: Hold) async throws
+    /// its `post-terminate` event (`ended`) recorded first, if any.
+    func terminate(_ upload: Kept, id: String, announcing ended: UploadEvent.Upload?, holding: Hold) async throws
 
     /// Marks the upload `id` active now (an upload that receives no byte of its own: a tus
     /// final upload awaiting its partial uploads).

@@ -57,12 +57,12 @@ extension TusReceiver {
                                                                     .uploadExpires: HTTPDate.string(secondsSince1970: uploads.expires(new: info))])
         if let data {
             response.headers[.uploadOffset] = try await appendingFirstBytes(at: location) {
-                try await uploads.holding(id) { hold in
+                try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
                     try await appendHeld(data, id: id, claimed: 0, expected: expected, in: uploads, holding: hold).0
                 }
             }
         } else if info.completes(at: 0) {
-            try await uploads.holding(id) { hold in
+            try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
                 _ = try await uploads.finish(try await uploads.current(id, holding: hold, finishing: true), id: id, holding: hold)
             }
         }

@@ -20,7 +20,7 @@ extension TusReceiver {
         var upload = try await joiningAwaited(id, in: uploads)
         if !upload.info.isStored, upload.info.completes(at: upload.offset) {
             do {
-                upload = try await uploads.holding(id) { hold in
+                upload = try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
                     // As read again under the hold: another request may have stored it meanwhile.
                     let held = try await uploads.current(id, holding: hold, finishing: true)
                     guard !held.info.isStored, held.info.completes(at: held.offset) else { return held }
@@ -61,7 +61,7 @@ extension TusReceiver {
     /// file. A completion that did not finish is not finished now: as the draft's, an upload
     /// whose receipt no answer gave is removed whole.
     func delete(_ id: String, in uploads: some UploadStorage<TusUploadInfo>) async throws -> ReceiverResponse {
-        try await uploads.holding(id) { hold in
+        try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
             let upload = try await uploads.current(id, holding: hold, finishing: false)
             try await uploads.terminate(upload, id: id, announcing: upload.info.event(basePath: basePath), holding: hold)
         }
@@ -77,7 +77,7 @@ extension TusReceiver {
             throw TusFailure(.badRequest, "Upload-Offset is missing")
         }
         let expected = try request.headers[.uploadChecksum].map(Self.expectedChecksum)
-        let (response, upload) = try await uploads.holding(id) { hold in
+        let (response, upload) = try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
             try await appendHeld(request, id: id, claimed: claimed, expected: expected, in: uploads, holding: hold)
         }
         // A partial upload a final upload awaits: with its last bytes, that one is joined now;

@@ -148,10 +148,7 @@ public struct TusReceiver: Sendable {
 
     /// Where uploads are kept: object storage when the configuration names it, else the
     /// directory. Every request on an upload goes through it.
-    var storage: any UploadStorage<TusUploadInfo> {
-        guard let objects else { return directory }
-        return BucketUploads(objects: objects, digests: digests, expiry: expiry, basePath: basePath, logger: logger)
-    }
+    var storage: any UploadStorage<TusUploadInfo> { directory.or(objects, expiry: expiry) }
 
     /// The uploads kept in the directory.
     var directory: DirectoryUploads<TusUploadInfo> {

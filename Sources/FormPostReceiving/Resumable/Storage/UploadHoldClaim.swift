@@ -1,0 +1,19 @@
+/// How a request takes an upload that another request on this receiver holds
+/// (``UploadStorage/holding(_:claim:_:)``).
+enum UploadHoldClaim: Sendable {
+    /// Refused (tus answers 423), after waiting while the receiver's own work in the
+    /// background holds it.
+    case refusedWhileHeld
+    /// The holder's exchange ended (``ReceiverConnection/end()``), and its release awaited: a
+    /// client that resumes has given up on it (the IETF draft). The request's own connection,
+    /// which a later request may end in turn.
+    case endingHolder(connection: (any ReceiverConnection)?)
+
+    /// Takes `id` in `locks` as this claim says; the lock's token, or nil when it could not.
+    func acquire(_ id: String, in locks: UploadLocks) async -> UInt64? {
+        switch self {
+        case .refusedWhileHeld: await locks.acquireAfterBackground(id)
+        case .endingHolder(let connection): await locks.acquireEndingHolder(id, connection: connection)
+        }
+    }
+}
