@@ -35,4 +35,29 @@ struct AdmissionLockTests {
         expiry.sweep(store, locks: locks, digests: digests, logger: logger)
         #expect(store.census.entry(id) == nil, "the idle upload, no longer held, was kept")
     }
+
+    @Test("the directory's creating(_:client:claim:_:) holds the new upload while its body runs: a sweep then leaves it; after, an idle sweep removes it")
+    func creatingHoldsTheUpload() async throws {
+        let directory = try SampleDirectory()
+        let store = try UploadStore(directory: directory.path + "/uploads", stateRoot: nil, name: "tus", fileMode: 0o644)
+        let configuration = ReceiverConfiguration(directory: directory.path + "/uploads")
+        let expiry = UploadExpiry(lifetime: .seconds(3600), idle: .milliseconds(1), kind: .tus)
+        let (locks, digests) = (UploadLocks(), RunningDigests())
+        let logger = Logger(label: "test")
+        let uploads = DirectoryUploads<TusUploadInfo>(store: store, locks: locks, digests: digests, unverified: UnverifiedAppends(),
+                                                      retries: CompletionRetries(), lifetime: expiry, admission: UploadAdmission(configuration: configuration),
+                                                      threadPool: .singleton, basePath: "/files", logger: logger)
+        let info = TusUploadInfo(length: 10, metadata: nil, created: Date().timeIntervalSince1970 - 60, client: "127.0.0.1")
+        let id = try await uploads.creating(info, client: "127.0.0.1", claim: .refusedWhileHeld) { id, _ in
+            if let stray = locks.acquire(id) {
+                Issue.record("the new upload is not held while the creating request runs")
+                locks.release(id, token: stray)
+            }
+            expiry.sweep(store, locks: locks, digests: digests, logger: logger)
+            #expect(store.census.entry(id) != nil, "a sweep removed the upload its creating request holds")
+            return id
+        }
+        expiry.sweep(store, locks: locks, digests: digests, logger: logger)
+        #expect(store.census.entry(id) == nil, "the idle upload, no longer held, was kept")
+    }
 }

@@ -38,16 +38,14 @@ extension ResumableUploadReceiver {
             throw DraftFailure(.unsupportedMediaType, "a resumable multipart/form-data upload is not kept in object storage: "
                 + "send each file as a resumable upload of its own, or the form in one request", complete: false)
         }
-        let id: String
         do {
-            id = try await uploads.create(info, client: client)
+            return try await uploads.creating(info, client: client, claim: .endingHolder(connection: connection)) { id, hold in
+                ReceiverMetrics.upload(.ietf, .created)
+                await announceResumption(at: basePath + "/" + id, info: info, connection: connection, version: version)
+                return try await appendHeld(request, id: id, claimed: 0, completes: completes, version: version, creating: true, in: uploads, holding: hold)
+            }
         } catch let refusal as UploadAdmission.Refusal {
             throw Self.admissionRefused(refusal)
-        }
-        ReceiverMetrics.upload(.ietf, .created)
-        return try await uploads.holding(id, claim: .endingHolder(connection: connection)) { hold in
-            await announceResumption(at: basePath + "/" + id, info: info, connection: connection, version: version)
-            return try await appendHeld(request, id: id, claimed: 0, completes: completes, version: version, creating: true, in: uploads, holding: hold)
         }
     }
 
@@ -179,7 +177,7 @@ extension ResumableUploadReceiver {
         let written = try await uploads.append(request.body, to: upload, id: id, room: room, verifying: false, checksum: &checksum, holding: hold)
         if written.overflowed {
             // Its offset may not pass its length: the upload is removed.
-            try await uploads.discard(written, of: upload, id: id, holding: hold)
+            try? await uploads.discard(written, of: upload, id: id, holding: hold)
             try await uploads.terminate(upload, id: id, announcing: nil, holding: hold)
             throw DraftFailure(.contentTooLarge, "the content goes past the upload's length of \(upload.info.length ?? limit) bytes: the upload is removed")
         }

@@ -64,7 +64,7 @@ extension ObjectUploadStore {
 
     /// Completes `id`, whose every byte is in `parts` (of `uploadID`) and `rest`: the rest
     /// sent as the last part (or, with no part, the whole upload as one object), the
-    /// completion recorded in its state, then finished (``finish(_:state:etag:basePath:logger:)``).
+    /// completion recorded in its state, then finished (``finish(_:state:etag:holding:basePath:logger:)``).
     /// Call it holding the lease (`held`, checked before each step that writes), with
     /// `state` as saved under `etag`, its length known.
     func complete(_ id: String, state: State, etag: String, parts: [State.Part], uploadID: String?, rest: ByteBuffer,
@@ -133,17 +133,6 @@ extension ObjectUploadStore {
         } catch {
             logger.error("upload \(RequestLogLine.shortID(id)): storing it failed, to be tried again by its next request: \(RequestLogLine.redacting("\(error)"))")
             throw error
-        }
-    }
-
-    /// Finishes a recorded completion of `id` if no other request holds it; the state.
-    ///
-    /// - Throws: ``UploadStorageFailure/held``; ``UploadStorageFailure/notFound`` when there is
-    ///   no such upload; what finishing throws.
-    func finishHeld(_ id: String, basePath: String, logger: Logger) async throws -> State {
-        try await holdingLease(id) { held in
-            guard let (state, etag) = try await load(id) else { throw UploadStorageFailure.notFound }
-            return try await finish(id, state: state, etag: etag, holding: held, basePath: basePath, logger: logger)
         }
     }
 

@@ -38,6 +38,13 @@ struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
 
     /// Runs `body` holding this receiver's lock on `id` (taken as `claim` says), then its
     /// lease (``ObjectUploadStore/holdingLease(_:_:)``).
+    /// The upload begun (``create(_:client:)``), then held (``holding(_:claim:_:)``): its
+    /// lease taken at once, before `body` writes its first bytes.
+    func creating<T>(_ info: Info, client: String?, claim: UploadHoldClaim, _ body: (String, HeldLease) async throws -> T) async throws -> T {
+        let id = try await create(info, client: client)
+        return try await holding(id, claim: claim) { try await body(id, $0) }
+    }
+
     func holding<T>(_ id: String, claim: UploadHoldClaim, _ body: (HeldLease) async throws -> T) async throws -> T {
         guard let token = await claim.acquire(id, in: locks) else { throw UploadStorageFailure.held }
         defer { locks.release(id, token: token) }
@@ -103,12 +110,19 @@ struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
         let (append, outcome) = (written.pending.append, written.pending.outcome)
         defer { append.endMemory() }
         guard let etag = upload.etag else { throw UploadStorageFailure.changed }
-        try held.check()
         if completing {
-            let done = try await objects.complete(id, state: upload.state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID, rest: outcome.rest,
-                                                  digest: written.pending.digest, holding: held, basePath: basePath, logger: logger)
-            return SavedObjectUpload(state: done, etag: nil)
+            do {
+                try held.check()
+                let done = try await objects.complete(id, state: upload.state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID,
+                                                      rest: outcome.rest, digest: written.pending.digest, holding: held, basePath: basePath, logger: logger)
+                return SavedObjectUpload(state: done, etag: nil)
+            } catch {
+                // A multipart upload this append began is not left behind unnamed.
+                await append.abandonUnsaved(tail: nil)
+                throw error
+            }
         }
+        try held.check()
         guard written.received > 0 else { return upload }
         var next = upload.state
         var tail: ObjectUploadState<Info>.Tail?

@@ -36,13 +36,18 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
     var completesInBackground: Bool { true }
 
     func create(_ info: Info, client: String?) async throws -> String {
+        try await creating(info, client: client, claim: .refusedWhileHeld) { id, _ in id }
+    }
+
+    /// The upload admitted, under the lock admission took for it (``UploadAdmission/admit(_:created:client:connection:store:expiry:locks:digests:logger:)``).
+    func creating<T>(_ info: Info, client: String?, claim: UploadHoldClaim, _ body: (String, UInt64) async throws -> T) async throws -> T {
         let uploads = self
         let (id, token) = try await threadPool.runIfActive {
-            try uploads.admission.admit(info, created: info.created, client: client, connection: nil, store: uploads.store,
+            try uploads.admission.admit(info, created: info.created, client: client, connection: claim.connection, store: uploads.store,
                                         expiry: uploads.lifetime, locks: uploads.locks, digests: uploads.digests, logger: uploads.logger)
         }
-        locks.release(id, token: token)
-        return id
+        defer { locks.release(id, token: token) }
+        return try await body(id, token)
     }
 
     /// Runs `body` holding this server's lock on `id`, taken as `claim` says.
@@ -90,6 +95,7 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
             }
         }
         if info.isStored || info.isJoined {
+            // Its leftover data goes (the last step of a completion: a holder's removal of it too is harmless).
             store.removeData(id)
             return DirectoryUpload(info: info, offset: info.knownLength ?? 0)
         }

@@ -9,6 +9,15 @@ enum UploadHoldClaim: Sendable {
     /// which a later request may end in turn.
     case endingHolder(connection: (any ReceiverConnection)?)
 
+    /// The connection of the request that claims: nil when it is refused while held (no
+    /// later request ends it).
+    var connection: (any ReceiverConnection)? {
+        switch self {
+        case .refusedWhileHeld: nil
+        case .endingHolder(let connection): connection
+        }
+    }
+
     /// Takes `id` in `locks` as this claim says; the lock's token, or nil when it could not.
     func acquire(_ id: String, in locks: UploadLocks) async -> UInt64? {
         switch self {

@@ -30,6 +30,12 @@ protocol UploadStorage<Info>: Sendable {
     /// - Throws: ``UploadAdmission/Refusal`` past a limit; what the store throws.
     func create(_ info: Info, client: String?) async throws -> String
 
+    /// Creates the upload `info` as ``create(_:client:)`` does, and runs `body` with its ID
+    /// holding it from its admission on (a request on it ends this one, or is refused, as
+    /// `claim` says): no sweep removes it before `body` wrote its first bytes, however long
+    /// that takes.
+    func creating<T>(_ info: Info, client: String?, claim: UploadHoldClaim, _ body: (String, Hold) async throws -> T) async throws -> T
+
     /// Runs `body` holding the upload `id`, which no other request changes meanwhile (here
     /// or, on a shared store, on another receiver); a request on this receiver that holds
     /// it is refused or ended as `claim` says.
@@ -42,8 +48,9 @@ protocol UploadStorage<Info>: Sendable {
     /// another receiver may write it meanwhile: nothing it writes is counted in this answer.
     func reading(_ id: String, claim: UploadHoldClaim) async throws -> Kept
 
-    /// The upload `id` as kept: with `holding`, what a stopped completion left is settled
-    /// first (unless not `finishing`), and bytes no append acknowledged are dropped.
+    /// The upload `id` as kept. With `holding`, a store may settle first what a stopped
+    /// completion left (the directory does, unless not `finishing`; object storage leaves it
+    /// to ``finish(_:id:holding:)``), and drops bytes no append acknowledged.
     ///
     /// - Throws: ``UploadStorageFailure/notFound``; ``UploadStorageFailure/expired`` (the
     ///   upload is removed).

@@ -57,25 +57,26 @@ extension TusReceiver {
             }
         }
         let info = try finalInfo(joining: partials, infos: infos, metadata: metadata, client: client, granted: granted)
-        let id = try await admitted { try await directory.create(info, client: client) }
-        guard let token = await locks.acquireAfterBackground(id) else { throw UploadStorageFailure.held }
-        defer { locks.release(id, token: token) }
-        ReceiverMetrics.upload(.tus, .created)
-        var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
-        if complete {
-            try await joinHeld(id, info: info, partials: partials, infos: infos, answered: false)
-            response.headers[.uploadOffset] = String(info.length ?? 0)
-        } else {
-            let (store, awaited) = (self.store, infos.map { partial in
-                var awaited = partial
-                awaited.awaitedBy = id
-                return awaited
-            })
-            try await threadPool.runIfActive {
-                for (partial, info) in zip(partials, awaited) { try store.save(info, id: partial) }
+        return try await admitted {
+            try await directory.creating(info, client: client, claim: .refusedWhileHeld) { id, _ in
+                ReceiverMetrics.upload(.tus, .created)
+                var response = ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: lifetime.httpDate(created: info.created)])
+                if complete {
+                    try await joinHeld(id, info: info, partials: partials, infos: infos, answered: false)
+                    response.headers[.uploadOffset] = String(info.length ?? 0)
+                } else {
+                    let (store, awaited) = (self.store, infos.map { partial in
+                        var awaited = partial
+                        awaited.awaitedBy = id
+                        return awaited
+                    })
+                    try await threadPool.runIfActive {
+                        for (partial, info) in zip(partials, awaited) { try store.save(info, id: partial) }
+                    }
+                }
+                return response
             }
         }
-        return response
     }
 
     /// Joins `final` if it awaits partial uploads (concatenation-unfinished) that are all

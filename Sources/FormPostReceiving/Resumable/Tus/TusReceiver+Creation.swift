@@ -50,27 +50,31 @@ extension TusReceiver {
     ///   bytes could not be appended.
     func create(_ info: TusUploadInfo, data: ReceiverRequest?, expected: (algorithm: TusChecksumAlgorithm, digest: String)?, client: String?,
                 in uploads: some UploadStorage<TusUploadInfo>) async throws -> ReceiverResponse {
-        let id = try await admitted { try await uploads.create(info, client: client) }
-        ReceiverMetrics.upload(.tus, .created)
-        let location = basePath + "/" + id
-        var response = ReceiverResponse(status: .created, headers: [.location: location,
-                                                                    .uploadExpires: HTTPDate.string(secondsSince1970: uploads.expires(new: info))])
-        if let data {
-            response.headers[.uploadOffset] = try await appendingFirstBytes(at: location) {
-                try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
-                    try await appendHeld(data, id: id, claimed: 0, expected: expected, in: uploads, holding: hold).0
+        let expires = HTTPDate.string(secondsSince1970: uploads.expires(new: info))
+        guard data != nil || info.completes(at: 0) else {
+            let id = try await admitted { try await uploads.create(info, client: client) }
+            ReceiverMetrics.upload(.tus, .created)
+            return ReceiverResponse(status: .created, headers: [.location: basePath + "/" + id, .uploadExpires: expires])
+        }
+        return try await admitted {
+            try await uploads.creating(info, client: client, claim: .refusedWhileHeld) { id, hold in
+                ReceiverMetrics.upload(.tus, .created)
+                let location = basePath + "/" + id
+                var response = ReceiverResponse(status: .created, headers: [.location: location, .uploadExpires: expires])
+                if let data {
+                    response.headers[.uploadOffset] = try await appendingFirstBytes(at: location) {
+                        try await appendHeld(data, id: id, claimed: 0, expected: expected, in: uploads, holding: hold).0
+                    }
+                } else {
+                    _ = try await uploads.finish(try await uploads.current(id, holding: hold, finishing: true), id: id, holding: hold)
                 }
-            }
-        } else if info.completes(at: 0) {
-            try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
-                _ = try await uploads.finish(try await uploads.current(id, holding: hold, finishing: true), id: id, holding: hold)
+                return response
             }
         }
-        return response
     }
 
-    /// The id `create` returns, its refusal by the admission limits answered 503.
-    func admitted(_ create: () async throws -> String) async throws -> String {
+    /// What `create` returns, its refusal by the admission limits answered 503.
+    func admitted<T>(_ create: () async throws -> T) async throws -> T {
         do {
             return try await create()
         } catch let refusal as UploadAdmission.Refusal {
