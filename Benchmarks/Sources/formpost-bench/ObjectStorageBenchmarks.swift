@@ -103,7 +103,14 @@ struct ObjectStorageBenchmarks {
         }
         var forms: [Double] = [], boto3: [Double] = []
         for run in 0...runs {
-            let (formSeconds, botoSeconds) = run % 2 == 0 ? (try await form(), try upload()) : (try upload(), try await form()) as (Double, Double)
+            let formSeconds: Double, botoSeconds: Double
+            if run % 2 == 0 {
+                formSeconds = try await form()
+                botoSeconds = try upload()
+            } else {
+                botoSeconds = try upload()
+                formSeconds = try await form()
+            }
             if run > 0 {
                 forms.append(formSeconds)
                 boto3.append(botoSeconds)
