@@ -76,6 +76,7 @@ extension DraftUploadInfo: DirectoryUploadInfo {
     var isJoined: Bool { false }
     /// False: the draft has no concatenation.
     var isPartial: Bool { false }
+    var joinsUploads: Bool { false }
     var objectContentType: String? { contentType }
 
     func stored(id: String, as completion: UploadCompletion, bucket: String?) -> DraftUploadInfo {

@@ -69,13 +69,4 @@ extension ObjectUploadStore {
         return parts
     }
 
-    /// Runs `body` holding the lease of each of `ids` (``holdingLease(_:_:)``), taken in order.
-    ///
-    /// - Throws: ``UploadStorageFailure/held`` while another request holds one of them.
-    func holdingLeases<T>(_ ids: [String], held: [HeldLease] = [], _ body: ([HeldLease]) async throws -> T) async throws -> T {
-        guard let first = ids.first else { return try await body(held) }
-        return try await holdingLease(first) { lease in
-            try await holdingLeases(Array(ids.dropFirst()), held: held + [lease], body)
-        }
-    }
 }

@@ -31,9 +31,12 @@ struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
 
     /// The upload begun (``ObjectUploadStore/startAdmitted(_:client:expiry:key:beginningMultipart:)``).
     /// A partial upload's object is never a stored file: it is kept with the uploads' state.
+    /// A final upload begins its multipart upload when it is joined: the bucket's lifecycle
+    /// rule would abort one begun long before.
     func create(_ info: Info, client: String?) async throws -> String {
         let prefix = objects.statePrefix
-        return try await objects.startAdmitted(info, client: client, expiry: expiry, key: info.isPartial ? { prefix + $0 + ".partial" } : nil)
+        return try await objects.startAdmitted(info, client: client, expiry: expiry, key: info.isPartial ? { prefix + $0 + ".partial" } : nil,
+                                               beginningMultipart: !info.joinsUploads)
     }
 
     /// Runs `body` holding this receiver's lock on `id` (taken as `claim` says), then its

@@ -29,7 +29,13 @@ struct DirectoryUploads<Info: DirectoryUploadInfo>: UploadStorage {
     /// after their last activity).
     func or(_ objects: ObjectUploadStore<Info>?, expiry: Duration) -> any UploadStorage<Info> {
         guard let objects else { return self }
-        return BucketUploads(objects: objects, locks: locks, digests: digests, expiry: expiry, basePath: basePath, logger: logger)
+        return bucket(objects, expiry: expiry)
+    }
+
+    /// The uploads kept in `objects`, with the same locks, running digests, base path and
+    /// logger (they expire `expiry` after their last activity).
+    func bucket(_ objects: ObjectUploadStore<Info>, expiry: Duration) -> BucketUploads<Info> {
+        BucketUploads(objects: objects, locks: locks, digests: digests, expiry: expiry, basePath: basePath, logger: logger)
     }
 
     /// True: ``CompletionRetries``.

@@ -20,6 +20,9 @@ protocol ResumableUploadInfo: Codable, Equatable, Sendable {
     /// stored only as part of another upload: on object storage its object is kept with the
     /// uploads' state, never where stored files go.
     var isPartial: Bool { get }
+    /// Whether its bytes are other uploads' joined (a tus final upload): on object storage
+    /// its multipart upload is begun when they are joined, not when it is created.
+    var joinsUploads: Bool { get }
     /// The `Content-Type` its object is stored with, if any.
     var objectContentType: String? { get }
     /// The upload stored as `completion` says (in `bucket`, on object storage): ``isStored``,

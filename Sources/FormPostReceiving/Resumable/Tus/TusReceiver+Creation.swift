@@ -27,8 +27,7 @@ extension TusReceiver {
             }
             if case .final(let partials) = read {
                 guard !carriesData else { throw TusFailure(.badRequest, "a final upload takes no data: its bytes are its partial uploads'") }
-                if let objects { return try await createFinalObject(joining: partials, metadata: metadata, client: client, granted: granted, in: objects) }
-                return try await createFinal(joining: partials, metadata: metadata, client: client, granted: granted)
+                return try await createFinal(joining: partials, metadata: metadata, client: client, granted: granted, in: storage)
             }
             concat = read
         }

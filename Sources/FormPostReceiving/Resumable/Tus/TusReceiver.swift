@@ -76,7 +76,7 @@ public struct TusReceiver: Sendable {
     let unverified = UnverifiedAppends()
     let retries = CompletionRetries()
     /// Where uploads are kept when the configuration names object storage, else nil (the disk).
-    let objects: TusObjects?
+    let objects: ObjectUploadStore<TusUploadInfo>?
     /// The sweep of the uploads kept in object storage, if they are.
     let objectSweep: ObjectUploadSweep<TusUploadInfo>?
     let logger: Logger
@@ -126,7 +126,7 @@ public struct TusReceiver: Sendable {
         self.maxUploadsInProgress = configuration.maxUploadsInProgress
         self.maxUploadsInProgressPerClient = configuration.maxUploadsInProgressPerClient
         self.expiry = expiry
-        objects = TusObjects(configuration: configuration, name: "tus")
+        objects = ObjectUploadStore<TusUploadInfo>(configuration: configuration, name: "tus")
         var store = try UploadStore(directory: configuration.directory, stateRoot: configuration.stateDirectory, name: "tus",
                                     fileMode: configuration.storedFileMode, events: try ReceiverSetupError.directoryOutbox(of: configuration))
         store.completionFault = completionFault
@@ -148,7 +148,10 @@ public struct TusReceiver: Sendable {
 
     /// Where uploads are kept: object storage when the configuration names it, else the
     /// directory. Every request on an upload goes through it.
-    var storage: any UploadStorage<TusUploadInfo> { directory.or(objects, expiry: expiry) }
+    var storage: any UploadJoining {
+        guard let objects else { return directory }
+        return directory.bucket(objects, expiry: expiry)
+    }
 
     /// The uploads kept in the directory.
     var directory: DirectoryUploads<TusUploadInfo> {

@@ -102,6 +102,11 @@ extension TusUploadInfo: DirectoryUploadInfo {
     var isJoined: Bool { joinedInto != nil }
     var isPartial: Bool { concat == .partial }
 
+    var joinsUploads: Bool {
+        guard case .final = concat else { return false }
+        return true
+    }
+
     var objectContentType: String? {
         let values = metadataValues
         return values["filetype"] ?? values["type"]
