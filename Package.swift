@@ -53,6 +53,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "CMultipartSystem"),
+        // The system's zlib (a Swift toolchain's own dependency on Linux, in every Apple SDK):
+        // its CRC32, which S3's flexible checksums take of each part.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .target(name: "Multipart", dependencies: ["CMultipartSystem"]),
         // What of Multipart needs all of Foundation (InputStream parts, NSNumber and
         // property-list values): apart, so that Multipart itself needs FoundationEssentials only.
@@ -114,7 +117,7 @@ let package = Package(
         .target(
             name: "FormPostS3",
             dependencies: [
-                "FormPostReceiving", "FormPostDigests", "ResumableHTTP",
+                "FormPostReceiving", "FormPostDigests", "ResumableHTTP", "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -99,8 +99,8 @@ extension ObjectStorage: ObjectStore {
     }
 
     /// `UploadPart`.
-    public func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart {
-        try await S3Client(storage: self).sendPart(bytes, number: number, of: key, uploadID: uploadID, timeout: TimeAmount(timeout))
+    public func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, checksummed: Bool, timeout: Duration) async throws -> ObjectPart {
+        try await S3Client(storage: self).sendPart(bytes, number: number, of: key, uploadID: uploadID, checksummed: checksummed, timeout: TimeAmount(timeout))
     }
 
     /// `UploadPartCopy` with a source range.
@@ -127,6 +127,7 @@ extension ObjectStorage: ObjectStore {
         var fields: [SignatureV4.Field] = []
         if let type = attributes.contentType { fields.append(("content-type", type)) }
         if let sha256 = attributes.sha256 { fields.append(("x-amz-meta-sha256", sha256)) }
+        if attributes.partChecksums { fields.append(("x-amz-checksum-algorithm", "CRC32")) }
         return fields
     }
 

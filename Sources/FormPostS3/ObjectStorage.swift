@@ -59,6 +59,11 @@ public struct ObjectStorage: Sendable {
     /// S3 does; MinIO takes it as one object's whole key, so that a listing of the receiver's
     /// prefix finds none. ``checkConditionalWrites()`` finds it; false until then.
     public var listsMultipartUploadsByPrefix = false
+    /// Whether the store keeps the CRC32 of an object written with one (S3's flexible
+    /// checksums, which Ceph's RADOS Gateway 16.2 lacks): the multipart uploads of forms'
+    /// files then declare CRC32 and send each part with its own, as AWS's SDKs do.
+    /// ``check()`` finds it; false until then.
+    public var checksumsParts = false
     /// The access key id.
     public var accessKeyID: String
     /// The secret access key.
@@ -227,6 +232,28 @@ public struct ObjectStorage: Sendable {
             throw error
         }
         _ = try await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
+    }
+
+    /// Finds whether the store keeps the CRC32 of an object written with one
+    /// (``checksumsParts``): a probe object written with `x-amz-checksum-crc32`, then asked
+    /// for with `x-amz-checksum-mode: ENABLED`, which must answer the same CRC32; then
+    /// removed (each within 15 s, sent twice at most). A store that refuses the field, or
+    /// answers none, is taken to keep none.
+    public mutating func checkChecksums() async {
+        let (client, key) = (S3Client(storage: self), prefix + ".formpost-probe-" + UploadStore.randomName())
+        let body = ByteBuffer(string: "probe")
+        let crc32 = S3Checksum.crc32(of: body)
+        do {
+            _ = try await client.send(.PUT, key: key, fields: [("x-amz-checksum-crc32", crc32), ("x-amz-sdk-checksum-algorithm", "CRC32")], body: body,
+                                      what: "writing a probe object with its CRC32", attempts: 2, timeout: .seconds(15))
+        } catch {
+            checksumsParts = false
+            return
+        }
+        let kept = try? await client.send(.HEAD, key: key, fields: [("x-amz-checksum-mode", "ENABLED")], what: "reading a probe object's CRC32",
+                                          attempts: 2, timeout: .seconds(15))
+        _ = try? await client.send(.DELETE, key: key, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
+        checksumsParts = kept?.headers.first(name: "x-amz-checksum-crc32") == crc32
     }
 
     /// Checks that the store honours conditional writes, on which resumable uploads rely

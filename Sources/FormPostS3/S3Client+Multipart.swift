@@ -17,14 +17,18 @@ extension S3Client {
     }
 
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
-    /// attempt within `timeout`; returns the part.
-    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: TimeAmount = .minutes(5)) async throws -> ObjectPart {
-        let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], body: bytes,
+    /// attempt within `timeout`; returns the part. When `checksummed`, with its CRC32
+    /// (`x-amz-checksum-crc32`, as AWS's SDKs send it), which the store checks.
+    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, checksummed: Bool = false,
+                  timeout: TimeAmount = .minutes(5)) async throws -> ObjectPart {
+        let checksum = checksummed ? S3Checksum.crc32(of: bytes) : nil
+        let fields: [SignatureV4.Field] = checksum.map { [("x-amz-checksum-crc32", $0), ("x-amz-sdk-checksum-algorithm", "CRC32")] } ?? []
+        let answer = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], fields: fields, body: bytes,
                                     what: "sending part \(number) of \(key)", timeout: timeout)
         guard let etag = answer.etag else {
             throw ObjectStorageError.refused(what: "sending part \(number) of \(key)", status: answer.status, code: nil, message: "no ETag in the answer")
         }
-        return ObjectPart(number: number, etag: etag, size: Int64(bytes.readableBytes))
+        return ObjectPart(number: number, etag: etag, size: Int64(bytes.readableBytes), checksumCRC32: checksum)
     }
 
     /// Copies the bytes `range` of the object `source` as part `number` of the multipart
@@ -49,7 +53,10 @@ extension S3Client {
     /// 200 and fail the completion in the body: that fails as its error would (sent again
     /// when it is `InternalError` or a throttling code).
     func completeMultipartUpload(of key: String, uploadID: String, parts: [ObjectPart]) async throws {
-        let list = parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
+        let list = parts.map { part in
+            "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(S3XML.escaped(part.etag))</ETag>"
+                + (part.checksumCRC32.map { "<ChecksumCRC32>\(S3XML.escaped($0))</ChecksumCRC32>" } ?? "") + "</Part>"
+        }.joined()
         _ = try await send(.POST, key: key, query: [("uploadId", uploadID)],
                            body: ByteBuffer(string: "<CompleteMultipartUpload>\(list)</CompleteMultipartUpload>"), what: "completing the multipart upload of \(key)", errorInBody: true)
     }

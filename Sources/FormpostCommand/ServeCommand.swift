@@ -253,6 +253,7 @@ struct ServeCommand: AsyncParsableCommand {
             // Before any receiver is made: the form of If-Match the store takes is found here.
             do {
                 try await checked.check()
+                await checked.checkChecksums()
                 // Resumable uploads and the events in the bucket take leases.
                 if !noTus || !noResumable || eventHook != nil { try await checked.checkConditionalWrites() }
             } catch {
@@ -339,7 +340,7 @@ struct ServeCommand: AsyncParsableCommand {
             resumable?.completionFault = fault
         }
         let directory = objectStorage.map {
-            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\(!noTus || !noResumable ? ", " + $0.conditionsReport : "")\($0.supportsTagging ? "" : ", no object tagging"); credentials from \($0.credentialsSource))"
+            "s3://\($0.bucket)/\($0.prefix) at \($0.endpoint) (\($0.pathStyle ? "path-style" : "virtual-hosted")\(!noTus || !noResumable ? ", " + $0.conditionsReport : "")\($0.supportsTagging ? "" : ", no object tagging")\($0.checksumsParts ? ", CRC32 checksums of parts" : ""); credentials from \($0.credentialsSource))"
         } ?? dir
         let scheme = tls == nil ? "http" : "https"
         let page = noPage ? "" : "; an upload page is at /"

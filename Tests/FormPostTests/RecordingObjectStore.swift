@@ -36,6 +36,7 @@ final class RecordingObjectStore: ObjectStore {
     var leaseDuration: Duration { wrapped.leaseDuration }
     var sweepInterval: Duration { wrapped.sweepInterval }
     var honoursDeleteConditions: Bool { wrapped.honoursDeleteConditions }
+    var checksumsParts: Bool { wrapped.checksumsParts }
     func listMultipartUploads(prefix: String) async throws -> [ListedMultipartUpload] { try await wrapped.listMultipartUploads(prefix: prefix) }
     func partSize(maxFileSize: Int64) -> Int { wrapped.partSize(maxFileSize: maxFileSize) }
     func problem() async -> String? { await wrapped.problem() }
@@ -71,7 +72,7 @@ final class RecordingObjectStore: ObjectStore {
         try await wrapped.beginMultipartUpload(of: key, attributes: attributes)
     }
 
-    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart {
+    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, checksummed: Bool, timeout: Duration) async throws -> ObjectPart {
         recorded.withLock { record in
             record.sentPartSizes.append(bytes.readableBytes)
             record.partsInFlight += 1
@@ -79,7 +80,7 @@ final class RecordingObjectStore: ObjectStore {
         }
         defer { recorded.withLock { $0.partsInFlight -= 1 } }
         if partDelay > .zero { try await Task.sleep(for: partDelay) }
-        return try await wrapped.sendPart(bytes, number: number, of: key, uploadID: uploadID, timeout: timeout)
+        return try await wrapped.sendPart(bytes, number: number, of: key, uploadID: uploadID, checksummed: checksummed, timeout: timeout)
     }
 
     func copyPart(from source: String, range: Range<Int64>, number: Int, of key: String, uploadID: String) async throws -> ObjectPart {

@@ -174,9 +174,10 @@ struct ObjectUploadStore<Info: ResumableUploadInfo>: Sendable {
     var partTimeout: Duration { .milliseconds(Int64(leaseSeconds * 1000)) }
 
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
-    /// attempt within ``partTimeout``.
+    /// attempt within ``partTimeout``; without a checksum, as a resumable upload's multipart
+    /// upload is begun (``ObjectAttributes/partChecksums`` false).
     func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String) async throws -> State.Part {
-        try await store.sendPart(bytes, number: number, of: key, uploadID: uploadID, timeout: partTimeout)
+        try await store.sendPart(bytes, number: number, of: key, uploadID: uploadID, checksummed: false, timeout: partTimeout)
     }
 
     /// Makes the object of `state` from its parts — unless it is there already, whole (a

@@ -6,9 +6,16 @@ public struct ObjectAttributes: Sendable, Equatable {
     /// Its SHA-256 in hexadecimal (S3: `x-amz-meta-sha256`), or nil.
     public var sha256: String?
 
-    /// Attributes of `contentType` and `sha256`.
-    public init(contentType: String? = nil, sha256: String? = nil) {
+    /// Whether a multipart upload begun with these attributes declares a CRC32 of each part
+    /// (S3: `x-amz-checksum-algorithm: CRC32`, as AWS's SDKs begin one): each part is then
+    /// sent with its CRC32, which the store checks, and the completion names them.
+    public var partChecksums: Bool
+
+    /// Attributes of `contentType` and `sha256`; a multipart upload that declares CRC32
+    /// checksums of its parts when `partChecksums`.
+    public init(contentType: String? = nil, sha256: String? = nil, partChecksums: Bool = false) {
         self.contentType = contentType
         self.sha256 = sha256
+        self.partChecksums = partChecksums
     }
 }

@@ -25,8 +25,9 @@ struct ObjectFileSink: FormFileSink {
         self.store = store
         self.storedName = key
         self.contentType = contentType
-        pipeline = ObjectPartPipeline(store: store, key: key, partSize: partSize, hold: memory.map(PartMemoryHold.init)) {
-            try await store.beginMultipartUpload(of: key, attributes: ObjectAttributes(contentType: contentType))
+        let checksummed = store.checksumsParts
+        pipeline = ObjectPartPipeline(store: store, key: key, partSize: partSize, hold: memory.map(PartMemoryHold.init), checksummed: checksummed) {
+            try await store.beginMultipartUpload(of: key, attributes: ObjectAttributes(contentType: contentType, partChecksums: checksummed))
         }
     }
 

@@ -28,6 +28,9 @@ struct ObjectPartPipeline {
     let beforeEachPart: @Sendable () throws -> Void
     /// Begins the multipart upload; returns its ID.
     let begin: @Sendable () async throws -> String
+    /// Whether each part is sent with its CRC32: the multipart upload declares them
+    /// (``ObjectAttributes/partChecksums``).
+    let checksummed: Bool
     /// What its buffers hold of the receiver's budget, or nil without one.
     let hold: PartMemoryHold?
     /// The most parts in flight at once: ``partsInFlight`` within a budget, else one.
@@ -50,13 +53,13 @@ struct ObjectPartPipeline {
 
     /// A pipeline after `parts` of the multipart upload `uploadID` (nil: begun when a part
     /// is full) of `key`, whose next part begins with `gathered` (for which `hold` has
-    /// `gatheredHeld` bytes already).
+    /// `gatheredHeld` bytes already); each part sent with its CRC32 when `checksummed`.
     init(store: any ObjectStore, key: String, partSize: Int, uploadID: String? = nil, parts: [ObjectPart] = [], gathered: ByteBuffer = ByteBuffer(),
-         hold: PartMemoryHold? = nil, gatheredHeld: Int = 0, partTimeout: Duration = .seconds(300),
+         hold: PartMemoryHold? = nil, gatheredHeld: Int = 0, partTimeout: Duration = .seconds(300), checksummed: Bool = false,
          beforeEachPart: @escaping @Sendable () throws -> Void = {}, begin: @escaping @Sendable () async throws -> String) {
         (self.store, self.key, self.partSize, self.uploadID, self.parts, self.gathering) = (store, key, partSize, uploadID, parts, gathered)
         (self.hold, self.gatheringHeld, self.maxInFlight) = (hold, gatheredHeld, hold == nil ? 1 : Self.partsInFlight)
-        (self.partTimeout, self.beforeEachPart, self.begin) = (partTimeout, beforeEachPart, begin)
+        (self.partTimeout, self.checksummed, self.beforeEachPart, self.begin) = (partTimeout, checksummed, beforeEachPart, begin)
     }
 
     /// Gathers `bytes`, sending each part they fill.
@@ -117,7 +120,10 @@ struct ObjectPartPipeline {
             throw error
         }
         let (store, key, uploadID, number, part, timeout) = (store, key, uploadID!, parts.count + inFlight.count + 1, gathering, partTimeout)
-        inFlight.append((Task { (try await store.sendPart(part, number: number, of: key, uploadID: uploadID, timeout: timeout), part) }, gatheringHeld))
+        let checksummed = checksummed
+        inFlight.append((Task {
+            (try await store.sendPart(part, number: number, of: key, uploadID: uploadID, checksummed: checksummed, timeout: timeout), part)
+        }, gatheringHeld))
         if var spare {
             spare.buffer.clear()
             (gathering, gatheringHeld) = spare

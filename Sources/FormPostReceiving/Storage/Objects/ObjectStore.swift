@@ -31,6 +31,10 @@ public protocol ObjectStore: Sendable {
     /// lost on the way is sent again while the lease still runs. This store itself unless
     /// the store says otherwise.
     var leaseTraffic: any ObjectStore { get }
+    /// Whether the store keeps a CRC32 of each part (S3's flexible checksums): the
+    /// multipart uploads of forms' files are then begun with ``ObjectAttributes/partChecksums``.
+    /// False unless the store says otherwise.
+    var checksumsParts: Bool { get }
 
     /// The size of every part but the last of a file of at most `maxFileSize` bytes.
     func partSize(maxFileSize: Int64) -> Int
@@ -67,8 +71,9 @@ public protocol ObjectStore: Sendable {
     /// Begins a multipart upload of the object `key`, made with `attributes`; returns its ID.
     func beginMultipartUpload(of key: String, attributes: ObjectAttributes) async throws -> String
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
-    /// attempt within `timeout`.
-    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, timeout: Duration) async throws -> ObjectPart
+    /// attempt within `timeout`; with its CRC32 when `checksummed` (the multipart upload was
+    /// begun with ``ObjectAttributes/partChecksums``).
+    func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, checksummed: Bool, timeout: Duration) async throws -> ObjectPart
     /// Copies the bytes `range` of the object `source` as part `number` of the multipart
     /// upload `uploadID` of `key`, the store copying them (S3's `UploadPartCopy`).
     func copyPart(from source: String, range: Range<Int64>, number: Int, of key: String, uploadID: String) async throws -> ObjectPart
@@ -87,6 +92,9 @@ extension ObjectStore {
 
     /// This store itself: its leases' requests go as all others do.
     public var leaseTraffic: any ObjectStore { self }
+
+    /// False: a store that does not say takes parts without checksums.
+    public var checksumsParts: Bool { false }
 
     /// ``list(prefix:)``, without the keys that have a `/` past `prefix`: a store that lists
     /// by delimiter lists fewer.

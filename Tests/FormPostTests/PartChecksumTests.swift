@@ -1,0 +1,74 @@
+import Foundation
+@testable import FormPostS3
+import FormPostServer
+import Multipart
+import NIOCore
+import Testing
+
+/// CRC32 checksums of parts, as AWS's SDKs send them, on a store that keeps them: a proxy in
+/// front of moto that checks each part's `x-amz-checksum-crc32` as S3 does
+/// (Tests/Interop/s3_checksum_proxy.py), where moto keeps them unchecked.
+@Suite struct PartChecksumTests {
+    @Test("S3's CRC32 of a part: zlib's CRC32 (ISO-HDLC), four bytes big-endian, in base64")
+    func crc32() {
+        // The check value of CRC-32/ISO-HDLC is 0xCBF43926.
+        #expect(S3Checksum.crc32(of: ByteBuffer(string: "123456789")) == "y/Q5Jg==")
+        #expect(S3Checksum.crc32(of: ByteBuffer()) == "AAAAAA==")
+        // 10 KiB of every byte value, as Python's zlib.crc32 computes it.
+        #expect(S3Checksum.crc32(of: ByteBuffer(bytes: Array(repeating: Array(0...255), count: 40).flatMap { $0 })) == "u847nQ==")
+    }
+
+    @Test("on a store that keeps checksums, a 20 MiB form's multipart upload declares CRC32 and each of its 3 parts carries its own, checked by the store; the completion names them; a tus upload's parts carry none, and both are stored whole")
+    func formParts() async throws {
+        let store = try await MotoStore()
+        let (proxyPort, port) = (try freePort(), try freePort())
+        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_checksum_proxy.py"), String(proxyPort), String(store.port)])
+        defer { proxy.stop() }
+        try await RawSocket.waitForListener(port: proxyPort)
+        let directory = try SampleDirectory()
+        let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
+                                                                     "--store", "s3://\(store.bucket)/crc", "--s3-endpoint", "http://127.0.0.1:\(proxyPort)"],
+                                     stdout: .discard, stderr: .capture)
+        defer { serve.stop() }
+        guard try await serve.waitUntilListening(port: port, seconds: 60) else {
+            let finished = try await offPool { try serve.finish(timeout: 5) }
+            Issue.record("formpost serve did not start (\(finished.status)): \(String(decoding: finished.stderr, as: UTF8.self))")
+            return
+        }
+        let form = directory.path + "/form.bin", tus = directory.path + "/tus.bin"
+        try Data((0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) }).write(to: URL(fileURLWithPath: form))
+        try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) }).write(to: URL(fileURLWithPath: tus))
+
+        let answer = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(form)", "http://127.0.0.1:\(port)/"]) }
+        let file = try #require(try? JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first, "\(answer)")
+        let upload = try await offPool {
+            try ChildProcess(formpostBinary, ["-sS", "--retry", "0", "--resumable", "tus", "--chunk-size", "4M", "-T", tus, "http://127.0.0.1:\(port)/files"]).finish(timeout: 120)
+        }
+        #expect(upload.status == 0, "\(String(decoding: upload.stderr, as: UTF8.self))")
+
+        let contents = try await store.contents()
+        let stored = Dictionary(contents.objects.filter { !$0.key.contains(".tus/") }.map { ($0.sha256, $0) }) { first, _ in first }
+        #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: form)))]?.key == file.storedAs, "\(contents.objects.map(\.key))")
+        #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: tus)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
+
+        let finished = try await offPool { () -> ChildProcess.Finished in
+            serve.stop()
+            return try serve.finish(timeout: 10)
+        }
+        let lines = String(decoding: finished.stderr, as: UTF8.self)
+        #expect(lines.contains("CRC32 checksums of parts"), "\(lines)")
+        let log = try await offPool { () -> [Substring] in
+            proxy.stop()
+            return String(decoding: try proxy.finish().stdout, as: UTF8.self).split(separator: "\n")
+        }
+        let (begun, parts, completed) = (log.filter { $0.contains(" algorithm=") }, log.filter { $0.contains(" crc32=") }, log.filter { $0.contains(" parts=") })
+        // The form's: one multipart upload declaring CRC32, three parts with theirs, all taken.
+        #expect(begun.filter { $0.hasSuffix("-> 200 algorithm=CRC32") }.count == 1, "\(begun)")
+        #expect(parts.filter { $0.contains("-> 200 crc32=") && !$0.hasSuffix("crc32=none") }.count == 3, "\(parts)")
+        #expect(completed.filter { $0.hasSuffix("-> 200 parts=3 checksums=3") }.count == 1, "\(completed)")
+        // The tus upload's: none.
+        #expect(parts.contains { $0.hasSuffix("-> 200 crc32=none") }, "\(parts)")
+        #expect(completed.contains { $0.hasSuffix("checksums=0") }, "\(completed)")
+        #expect(!log.contains { $0.contains("-> 400") }, "\(log)")
+    }
+}
