@@ -18,7 +18,7 @@ import Testing
         #expect(S3Checksum.crc32(of: ByteBuffer(bytes: Array(repeating: Array(0...255), count: 40).flatMap { $0 })) == "u847nQ==")
     }
 
-    @Test("on a store that keeps checksums, a 20 MiB form's multipart upload declares CRC32 and each of its 3 parts carries its own, checked by the store; the completion names them; a tus upload's parts carry none, and both are stored whole")
+    @Test("on a store that keeps checksums, the multipart uploads of a 20 MiB form and of two 9 MiB tus uploads (one of deferred length, its multipart upload begun by an append) declare CRC32, each of their parts (3, 2 and 2) carries its own, checked by the store, and their completions name them; a tus final upload joining two partial uploads (parts the store copies) declares none; all are stored whole")
     func formParts() async throws {
         let store = try await MotoStore()
         let (proxyPort, port) = (try freePort(), try freePort())
@@ -35,9 +35,12 @@ import Testing
             Issue.record("formpost serve did not start (\(finished.status)): \(String(decoding: finished.stderr, as: UTF8.self))")
             return
         }
-        let form = directory.path + "/form.bin", tus = directory.path + "/tus.bin"
+        let form = directory.path + "/form.bin", tus = directory.path + "/tus.bin", parallel = directory.path + "/parallel.bin"
         try Data((0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) }).write(to: URL(fileURLWithPath: form))
         try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) }).write(to: URL(fileURLWithPath: tus))
+        try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }).write(to: URL(fileURLWithPath: parallel))
+        let deferred = directory.path + "/deferred.bin"
+        try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }).write(to: URL(fileURLWithPath: deferred))
 
         let answer = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(form)", "http://127.0.0.1:\(port)/"]) }
         let file = try #require(try? JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first, "\(answer)")
@@ -45,11 +48,27 @@ import Testing
             try ChildProcess(formpostBinary, ["-sS", "--retry", "0", "--resumable", "tus", "--chunk-size", "4M", "-T", tus, "http://127.0.0.1:\(port)/files"]).finish(timeout: 120)
         }
         #expect(upload.status == 0, "\(String(decoding: upload.stderr, as: UTF8.self))")
+        let joined = try await offPool {
+            try ChildProcess(formpostBinary, ["-sS", "--retry", "0", "--resumable", "tus", "--parallel", "2", "-T", parallel, "http://127.0.0.1:\(port)/files"])
+                .finish(timeout: 120)
+        }
+        #expect(joined.status == 0, "\(String(decoding: joined.stderr, as: UTF8.self))")
+        // Its length deferred: the multipart upload begun by the first append, which saves
+        // that it declared CRC32; the last part is sent by the append declaring the length.
+        let (tusField, dataField) = (TusCreationExtensionTests.tus, TusCreationExtensionTests.data)
+        let created = try await TusCreationExtensionTests.curl(tusField + ["-X", "POST", "-H", "Upload-Defer-Length: 1", "http://127.0.0.1:\(port)/files"])
+        let url = "http://127.0.0.1:\(port)" + (try #require(created.headers["location"], "\(created.status) \(created.body)"))
+        let appended = try await TusCreationExtensionTests.curl(tusField + dataField + ["-X", "PATCH", "-H", "Upload-Offset: 0", "--data-binary", "@" + deferred, url])
+        #expect(appended.status == 204, "\(appended.status) \(appended.body)")
+        let declared = try await TusCreationExtensionTests.curl(tusField + dataField + ["-X", "PATCH", "-H", "Upload-Offset: \(9 << 20)", "-H", "Upload-Length: \(9 << 20)", url])
+        #expect(declared.status == 204, "\(declared.status) \(declared.body)")
 
         let contents = try await store.contents()
         let stored = Dictionary(contents.objects.filter { !$0.key.contains(".tus/") }.map { ($0.sha256, $0) }) { first, _ in first }
         #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: form)))]?.key == file.storedAs, "\(contents.objects.map(\.key))")
         #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: tus)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
+        #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: parallel)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
+        #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: deferred)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
 
         let finished = try await offPool { () -> ChildProcess.Finished in
             serve.stop()
@@ -62,13 +81,16 @@ import Testing
             return String(decoding: try proxy.finish().stdout, as: UTF8.self).split(separator: "\n")
         }
         let (begun, parts, completed) = (log.filter { $0.contains(" algorithm=") }, log.filter { $0.contains(" crc32=") }, log.filter { $0.contains(" parts=") })
-        // The form's: one multipart upload declaring CRC32, three parts with theirs, all taken.
-        #expect(begun.filter { $0.hasSuffix("-> 200 algorithm=CRC32") }.count == 1, "\(begun)")
-        #expect(parts.filter { $0.contains("-> 200 crc32=") && !$0.hasSuffix("crc32=none") }.count == 3, "\(parts)")
+        // The form's and the two tus uploads': a multipart upload each declaring CRC32, three,
+        // two and two parts (8 MiB, then the last 1 MiB at completion) with theirs, all taken.
+        #expect(begun.filter { $0.hasSuffix("-> 200 algorithm=CRC32") }.count == 3, "\(begun)")
+        #expect(parts.filter { $0.contains("-> 200 crc32=") && !$0.hasSuffix("crc32=none") }.count == 7, "\(parts)")
         #expect(completed.filter { $0.hasSuffix("-> 200 parts=3 checksums=3") }.count == 1, "\(completed)")
-        // The tus upload's: none.
+        #expect(completed.filter { $0.hasSuffix("-> 200 parts=2 checksums=2") }.count == 2, "\(completed)")
+        // The final upload's (two partial uploads of 4.5 MiB, under a part each, gathered
+        // into parts sent from the receiver): none declared, none sent.
+        #expect(completed.filter { $0.contains("-> 200 parts=") && $0.hasSuffix(" checksums=0") }.count == 1, "\(completed)")
         #expect(parts.contains { $0.hasSuffix("-> 200 crc32=none") }, "\(parts)")
-        #expect(completed.contains { $0.hasSuffix("checksums=0") }, "\(completed)")
         #expect(!log.contains { $0.contains("-> 400") }, "\(log)")
     }
 }

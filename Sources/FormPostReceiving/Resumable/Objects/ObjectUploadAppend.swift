@@ -24,6 +24,9 @@ struct ObjectUploadAppend<Info: ResumableUploadInfo> {
         var parts: [ObjectPart]
         /// The multipart upload, begun by this append if it was the first to fill a part.
         var uploadID: String?
+        /// Whether the multipart upload declares CRC32 checksums of its parts
+        /// (``ObjectUploadState/checksummedParts``).
+        var checksummedParts: Bool?
         /// The bytes past ``parts``: the old tail's and the body's.
         var rest: ByteBuffer
         /// The bytes of the body taken (never past ``room``).
@@ -71,13 +74,17 @@ struct ObjectUploadAppend<Info: ResumableUploadInfo> {
             gathered = try await store.read(tail, partSize: partSize)
             gathered.reserveCapacity(partSize)
         }
-        let (store, state, lease, hold) = (store, state, lease, hold)
+        // A multipart upload this append begins declares checksums where the store keeps them.
+        var beginning = state
+        if state.uploadID == nil { beginning.checksummedParts = store.store.checksumsParts ? true : nil }
+        let (store, lease, hold) = (store, lease, hold)
         var pipeline = ObjectPartPipeline(store: store.store, key: state.key, partSize: partSize, uploadID: state.uploadID, parts: state.parts,
                                           gathered: gathered, hold: hold, gatheredHeld: hold?.held ?? 0, partTimeout: store.partTimeout,
-                                          beforeEachPart: { try lease.check() }) {
-            try await store.beginMultipart(state)
+                                          checksummed: beginning.checksummedParts == true, beforeEachPart: { try lease.check() }) { [beginning] in
+            try await store.beginMultipart(beginning)
         }
-        var outcome = Outcome(parts: state.parts, uploadID: state.uploadID, rest: ByteBuffer(), received: 0, cut: false, overflowed: false)
+        var outcome = Outcome(parts: state.parts, uploadID: state.uploadID, checksummedParts: state.checksummedParts, rest: ByteBuffer(), received: 0,
+                              cut: false, overflowed: false)
         let pumped: Result<Void, any Error>
         do {
             try await pump(body, into: &pipeline, outcome: &outcome, digest: &digest, checksum: &checksum)
@@ -91,6 +98,7 @@ struct ObjectUploadAppend<Info: ResumableUploadInfo> {
         if pipeline.uploadID != state.uploadID { begun = pipeline.uploadID }
         try pumped.get()
         (outcome.parts, outcome.uploadID, outcome.rest) = (pipeline.parts, pipeline.uploadID, pipeline.gathering)
+        if outcome.uploadID != nil { outcome.checksummedParts = beginning.checksummedParts }
         return outcome
     }
 

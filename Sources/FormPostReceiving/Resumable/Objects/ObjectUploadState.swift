@@ -23,6 +23,11 @@ struct ObjectUploadState<Info: ResumableUploadInfo>: Codable, Equatable {
     var key: String
     /// The S3 multipart upload, once its first part was sent.
     var uploadID: String?
+    /// Whether its multipart upload was begun declaring a CRC32 of each part
+    /// (``ObjectAttributes/partChecksums``, where the store keeps them): each of its parts
+    /// is then sent with its own. Nil for none: a final upload's (parts the store copies),
+    /// and states saved before it was kept.
+    var checksummedParts: Bool?
     /// The parts sent, in order.
     var parts: [Part] = []
     /// The bytes past the parts, if any.

@@ -75,7 +75,8 @@ extension ObjectUploadStore {
         try held.check()
         if let uploadID {
             if rest.readableBytes > 0 {
-                next.parts.append(try await sendPart(rest, number: parts.count + 1, key: state.key, uploadID: uploadID))
+                next.parts.append(try await sendPart(rest, number: parts.count + 1, key: state.key, uploadID: uploadID,
+                                                     checksummed: state.checksummedParts == true))
             }
         } else {
             // Fewer bytes than a part in all: they are all here. They go to a key of this

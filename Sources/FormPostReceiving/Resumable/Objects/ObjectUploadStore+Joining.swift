@@ -29,7 +29,7 @@ extension ObjectUploadStore {
         var parts = state.parts
         if let tail = state.tail {
             parts.append(try await sendPart(try await read(tail, partSize: partSize(of: state)), number: parts.count + 1, key: state.key,
-                                            uploadID: uploadID))
+                                            uploadID: uploadID, checksummed: state.checksummedParts == true))
         }
         try await store.completeMultipartUpload(of: state.key, uploadID: uploadID, parts: parts)
         return object
@@ -60,12 +60,14 @@ extension ObjectUploadStore {
                 gathered.writeBuffer(&bytes)
                 position += count
                 if gathered.readableBytes >= partSize {
-                    parts.append(try await sendPart(gathered, number: parts.count + 1, key: key, uploadID: uploadID))
+                    parts.append(try await sendPart(gathered, number: parts.count + 1, key: key, uploadID: uploadID, checksummed: false))
                     gathered.clear()
                 }
             }
         }
-        if gathered.readableBytes > 0 { parts.append(try await sendPart(gathered, number: parts.count + 1, key: key, uploadID: uploadID)) }
+        if gathered.readableBytes > 0 {
+            parts.append(try await sendPart(gathered, number: parts.count + 1, key: key, uploadID: uploadID, checksummed: false))
+        }
         return parts
     }
 

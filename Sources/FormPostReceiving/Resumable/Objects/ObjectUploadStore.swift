@@ -61,6 +61,7 @@ struct ObjectUploadStore<Info: ResumableUploadInfo>: Sendable {
         var state = newState(info)
         if let key { state.key = key }
         if beginningMultipart, let length = info.knownLength, length >= Int64(partSize) {
+            state.checksummedParts = store.checksumsParts ? true : nil
             state.uploadID = try await beginMultipart(state)
         }
         do {
@@ -164,9 +165,12 @@ struct ObjectUploadStore<Info: ResumableUploadInfo>: Sendable {
         return State.Tail(key: key, size: Int64(bytes.readableBytes))
     }
 
-    /// Begins the multipart upload of `state`'s object; returns its ID.
+    /// Begins the multipart upload of `state`'s object, declaring CRC32 checksums of its
+    /// parts when the state says (``ObjectUploadState/checksummedParts``); returns its ID.
     func beginMultipart(_ state: State) async throws -> String {
-        try await store.beginMultipartUpload(of: state.key, attributes: Self.attributes(state.info))
+        var attributes = Self.attributes(state.info)
+        attributes.partChecksums = state.checksummedParts == true
+        return try await store.beginMultipartUpload(of: state.key, attributes: attributes)
     }
 
     /// Each attempt to send a part ends within the lease's duration: an attempt that
@@ -174,10 +178,10 @@ struct ObjectUploadStore<Info: ResumableUploadInfo>: Sendable {
     var partTimeout: Duration { .milliseconds(Int64(leaseSeconds * 1000)) }
 
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
-    /// attempt within ``partTimeout``; without a checksum, as a resumable upload's multipart
-    /// upload is begun (``ObjectAttributes/partChecksums`` false).
-    func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String) async throws -> State.Part {
-        try await store.sendPart(bytes, number: number, of: key, uploadID: uploadID, checksummed: false, timeout: partTimeout)
+    /// attempt within ``partTimeout``; with its CRC32 when `checksummed` (the multipart
+    /// upload declared them: ``ObjectUploadState/checksummedParts``).
+    func sendPart(_ bytes: ByteBuffer, number: Int, key: String, uploadID: String, checksummed: Bool) async throws -> State.Part {
+        try await store.sendPart(bytes, number: number, of: key, uploadID: uploadID, checksummed: checksummed, timeout: partTimeout)
     }
 
     /// Makes the object of `state` from its parts — unless it is there already, whole (a

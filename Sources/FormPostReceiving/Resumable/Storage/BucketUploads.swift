@@ -116,7 +116,9 @@ struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
         if completing {
             do {
                 try held.check()
-                let done = try await objects.complete(id, state: upload.state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID,
+                var state = upload.state
+                state.checksummedParts = outcome.checksummedParts
+                let done = try await objects.complete(id, state: state, etag: etag, parts: outcome.parts, uploadID: outcome.uploadID,
                                                       rest: outcome.rest, digest: written.pending.digest, holding: held, basePath: basePath, logger: logger)
                 return SavedObjectUpload(state: done, etag: nil)
             } catch {
@@ -132,7 +134,7 @@ struct BucketUploads<Info: ResumableUploadInfo>: UploadStorage {
         let saved: String
         do {
             tail = outcome.rest.readableBytes > 0 ? try await objects.writeTail(outcome.rest, id: id) : nil
-            (next.parts, next.uploadID, next.tail) = (outcome.parts, outcome.uploadID, tail)
+            (next.parts, next.uploadID, next.checksummedParts, next.tail) = (outcome.parts, outcome.uploadID, outcome.checksummedParts, tail)
             try held.check()
             saved = try await objects.save(next, id: id, replacing: etag)
         } catch {
