@@ -59,10 +59,10 @@ public struct ObjectStorage: Sendable {
     /// S3 does; MinIO takes it as one object's whole key, so that a listing of the receiver's
     /// prefix finds none. ``checkConditionalWrites()`` finds it; false until then.
     public var listsMultipartUploadsByPrefix = false
-    /// Whether the store keeps the CRC32 of an object written with one (S3's flexible
-    /// checksums, which Ceph's RADOS Gateway 16.2 lacks): the multipart uploads of forms'
-    /// files then declare CRC32 and send each part with its own, as AWS's SDKs do.
-    /// ``check()`` finds it; false until then.
+    /// Whether the store keeps CRC32 checksums of multipart uploads (S3's flexible checksums,
+    /// which Ceph's RADOS Gateway 16.2 lacks): the multipart uploads of forms' files and of
+    /// resumable uploads then declare CRC32 and send each part with its own, as AWS's SDKs
+    /// do. ``checkChecksums()`` finds it; false until then.
     public var checksumsParts = false
     /// The access key id.
     public var accessKeyID: String
@@ -234,26 +234,30 @@ public struct ObjectStorage: Sendable {
         _ = try await client.send(.DELETE, key: probe, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
     }
 
-    /// Finds whether the store keeps the CRC32 of an object written with one
-    /// (``checksumsParts``): a probe object written with `x-amz-checksum-crc32`, then asked
-    /// for with `x-amz-checksum-mode: ENABLED`, which must answer the same CRC32; then
-    /// removed (each within 15 s, sent twice at most). A store that refuses the field, or
-    /// answers none, is taken to keep none.
+    /// Finds whether the store keeps CRC32 checksums of multipart uploads
+    /// (``checksumsParts``), as they are used: a probe multipart upload begun with
+    /// `x-amz-checksum-algorithm: CRC32`, its one part sent with its CRC32, completed naming
+    /// it, then read with `x-amz-checksum-mode: ENABLED`, which must answer a CRC32; then
+    /// removed. A store that refuses any step, or answers none, is taken to keep none (its
+    /// parts then go without).
     public mutating func checkChecksums() async {
         let (client, key) = (S3Client(storage: self), prefix + ".formpost-probe-" + UploadStore.randomName())
-        let body = ByteBuffer(string: "probe")
-        let crc32 = S3Checksum.crc32(of: body)
-        do {
-            _ = try await client.send(.PUT, key: key, fields: [("x-amz-checksum-crc32", crc32), ("x-amz-sdk-checksum-algorithm", "CRC32")], body: body,
-                                      what: "writing a probe object with its CRC32", attempts: 2, timeout: .seconds(15))
-        } catch {
+        guard let uploadID = try? await client.beginMultipartUpload(of: key, fields: [("x-amz-checksum-algorithm", "CRC32")]) else {
             checksumsParts = false
             return
         }
-        let kept = try? await client.send(.HEAD, key: key, fields: [("x-amz-checksum-mode", "ENABLED")], what: "reading a probe object's CRC32",
-                                          attempts: 2, timeout: .seconds(15))
+        var kept = false
+        do {
+            let part = try await client.sendPart(ByteBuffer(string: "probe"), number: 1, of: key, uploadID: uploadID, checksummed: true, timeout: .seconds(15))
+            try await client.completeMultipartUpload(of: key, uploadID: uploadID, parts: [part])
+            let answer = try await client.send(.HEAD, key: key, fields: [("x-amz-checksum-mode", "ENABLED")], what: "reading the probe object's CRC32",
+                                               attempts: 2, timeout: .seconds(15))
+            kept = !(answer.headers.first(name: "x-amz-checksum-crc32") ?? "").isEmpty
+        } catch {
+            await client.abortMultipartUpload(of: key, uploadID: uploadID, attempts: 2)
+        }
         _ = try? await client.send(.DELETE, key: key, what: "removing the probe object", attempts: 2, timeout: .seconds(15))
-        checksumsParts = kept?.headers.first(name: "x-amz-checksum-crc32") == crc32
+        checksumsParts = kept
     }
 
     /// Checks that the store honours conditional writes, on which resumable uploads rely

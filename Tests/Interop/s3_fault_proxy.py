@@ -13,7 +13,8 @@ and whose body names "completing" (a completion's save) is held COUNT seconds be
 forwarded, and from the moment it is held every request on a `.lease` key is answered 503;
 MARKER (a file) is created when the hold begins:
   s3_fault_proxy.py PORT UPSTREAM_PORT -1 SECONDS PUT .info MARKER
-Prints one line per request on standard output:
+The start-up probe's requests (keys with `.formpost-probe-`) are never failed: the faults
+are the uploads'. Prints one line per request on standard output:
 `METHOD PATH?QUERY -> STATUS` (flushed), so that a test can count attempts."""
 import http.server
 import sys
@@ -58,7 +59,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     open(MARKER, "w").close()
                     say_line(f"{self.command} {self.path} held {COUNT} s")
                     time.sleep(COUNT)
-        elif STATUS != 0 and self.command == METHOD and NEEDLE in self.path:
+        elif STATUS != 0 and self.command == METHOD and NEEDLE in self.path and ".formpost-probe-" not in self.path:
             with lock:
                 if left[0] > 0:
                     left[0] -= 1

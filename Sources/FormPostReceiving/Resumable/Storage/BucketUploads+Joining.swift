@@ -22,10 +22,19 @@ extension BucketUploads: UploadJoining where Info == TusUploadInfo {
               id: String, holding held: HeldLease, answered: Bool) async throws {
         guard var etag = final.etag else { throw UploadStorageFailure.changed }
         var state = final.state
+        // Its parts are copied by the store: its multipart upload declares no checksums.
+        assert(state.checksummedParts != true)
         if state.uploadID == nil, let length = state.info.length, length >= Int64(objects.partSize(of: state)) {
-            state.uploadID = try await objects.beginMultipart(state)
-            try held.check()
-            etag = try await objects.save(state, id: id, replacing: etag)
+            let uploadID = try await objects.beginMultipart(state)
+            state.uploadID = uploadID
+            do {
+                try held.check()
+                etag = try await objects.save(state, id: id, replacing: etag)
+            } catch {
+                // Named by no state: not left behind.
+                await objects.abort(uploadID, key: state.key)
+                throw error
+            }
         }
         var sources: [ObjectUploadStore<TusUploadInfo>.JoinedObject] = []
         for partial in partials {

@@ -79,10 +79,10 @@ extension TusReceiver {
     /// ``joinAwaited(_:)`` in `uploads`.
     private func joinAwaited<Storage: UploadJoining>(_ final: String, in uploads: Storage) async {
         do {
-            try await uploads.holding(final, claim: .refusedWhileHeld) { hold in
+            try await uploads.holding(final, claim: .refusedAtOnce) { hold in
                 var upload = try await uploads.current(final, holding: hold, finishing: true)
                 guard upload.info.isAwaiting(at: upload.offset), case .final(let partials) = upload.info.concat else { return }
-                try await uploads.holdingAll(partials, claim: .refusedWhileHeld) { holds in
+                try await uploads.holdingAll(partials, claim: .refusedAtOnce) { holds in
                     var joining: [JoiningPartial<Storage.Kept, Storage.Hold>] = []
                     for (id, hold) in zip(partials, holds) {
                         let partial = try await uploads.current(id, holding: hold, finishing: true)

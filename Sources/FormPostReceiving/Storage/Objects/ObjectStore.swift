@@ -32,7 +32,8 @@ public protocol ObjectStore: Sendable {
     /// the store says otherwise.
     var leaseTraffic: any ObjectStore { get }
     /// Whether the store keeps a CRC32 of each part (S3's flexible checksums): the
-    /// multipart uploads of forms' files are then begun with ``ObjectAttributes/partChecksums``.
+    /// multipart uploads of forms' files and of resumable uploads (but a tus final upload's,
+    /// whose parts the store copies) are then begun with ``ObjectAttributes/partChecksums``.
     /// False unless the store says otherwise.
     var checksumsParts: Bool { get }
 
