@@ -173,9 +173,14 @@ struct ObjectUploadStore<Info: ResumableUploadInfo>: Sendable {
         return try await store.beginMultipartUpload(of: state.key, attributes: attributes)
     }
 
-    /// Each attempt to send a part ends within the lease's duration: an attempt that
-    /// outlived the lease could land after another receiver's part of the same number.
-    var partTimeout: Duration { .milliseconds(Int64(leaseSeconds * 1000)) }
+    /// How long each attempt to send a part may take: 5 minutes, as a form's part, whatever
+    /// the lease's duration — the lease is renewed on connections of its own while a part is
+    /// in flight, and checked before the state naming the part is saved. A part that lands
+    /// after its sender lost the lease is named by no state of that sender; should it replace
+    /// the part of the same number that the new holder sent, its bytes are the same (part
+    /// `N` always holds the same range of the upload, which a client resumes with the same
+    /// bytes), and the completion checks each part's ETag against the state's.
+    var partTimeout: Duration { .seconds(300) }
 
     /// Sends `bytes` as part `number` of the multipart upload `uploadID` of `key`, each
     /// attempt within ``partTimeout``; with its CRC32 when `checksummed` (the multipart
