@@ -14,7 +14,8 @@ import Foundation
 ///    (`AWS_WEB_IDENTITY_TOKEN_FILE` and `AWS_ROLE_ARN`), else the profile's keys, else its
 ///    `credential_process`;
 /// 3. the container's endpoint (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`);
-/// 4. the EC2 instance's metadata (IMDSv2), unless `AWS_EC2_METADATA_DISABLED` is `true`.
+/// 4. the EC2 instance's metadata (IMDSv2, else IMDSv1 unless `AWS_EC2_METADATA_V1_DISABLED`
+///    is `true`), unless `AWS_EC2_METADATA_DISABLED` is `true`.
 ///
 /// The region comes from `AWS_REGION`, else `AWS_DEFAULT_REGION`.
 package enum S3CredentialsLookup {
@@ -100,7 +101,7 @@ package enum S3CredentialsLookup {
         guard environment["AWS_EC2_METADATA_DISABLED"]?.lowercased() != "true" else { return nil }
         var endpoint = nonEmpty(environment["AWS_EC2_METADATA_SERVICE_ENDPOINT"]) ?? "http://169.254.169.254"
         while endpoint.hasSuffix("/") { endpoint.removeLast() }
-        return .provider(S3InstanceCredentials(endpoint: endpoint))
+        return .provider(S3InstanceCredentials(endpoint: endpoint, v1Disabled: environment["AWS_EC2_METADATA_V1_DISABLED"]?.lowercased() == "true"))
     }
 
     /// The values of the profile `name`: its section of the config file (`[profile NAME]`,

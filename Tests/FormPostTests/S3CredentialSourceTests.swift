@@ -152,6 +152,35 @@ import Testing
         #expect(!lines.contains("formpost-web-identity-token"))
     }
 
+    @Test("the instance's metadata with IMDSv1 only (its token answered 403): credentials had without a token, as AWS's SDKs fall back; refused with AWS_EC2_METADATA_V1_DISABLED=true")
+    func instanceMetadataV1() async throws {
+        let store = try await MotoStore()
+        let (standinPort, proxyPort) = (try freePort(), try freePort())
+        let standins = try ChildProcess("python3", [Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
+                                                    String(store.port), "600", "imdsv1"], stdout: .discard)
+        defer { standins.stop() }
+        try await RawSocket.waitForListener(port: standinPort)
+        try await RawSocket.waitForListener(port: proxyPort)
+        let directory = try SampleDirectory()
+        var environment = try environment(for: .imds, standins: standinPort, in: directory)
+        let storage = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
+                                                        environment: environment)
+        try await storage.check()
+        environment["AWS_EC2_METADATA_V1_DISABLED"] = "true"
+        let refusing = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
+                                                         environment: environment)
+        do {
+            try await refusing.check()
+            Issue.record("the check passed with IMDSv1 disabled and no token")
+        } catch let error as ObjectStorageError {
+            guard case .credentialsUnavailable = error else { Issue.record("\(error)"); return }
+            #expect(error.description.contains("403") && error.description.contains("AWS_EC2_METADATA_V1_DISABLED"), "\(error)")
+        }
+        let answer = try await offPool { try Subprocess.run("curl", ["-sS", "http://127.0.0.1:\(standinPort)/stats"]) }
+        let stats = try JSONDecoder().decode(Stats.self, from: Data(answer.utf8))
+        #expect(stats.issued["imds"] == 1 && stats.accepted >= 1, "\(answer)")
+    }
+
     @Test("no source of credentials: the check says the instance's metadata gave none, and which sources were looked for")
     func noSource() async throws {
         let port = try freePort()

@@ -2,7 +2,7 @@
 """Stand-ins for the services that hand out temporary AWS credentials, and a proxy in front
 of an S3-compatible store that checks the credentials each request is signed with (Python 3
 standard library only):
-  aws_credential_standins.py STANDIN_PORT PROXY_PORT UPSTREAM_PORT LIFETIME_SECONDS
+  aws_credential_standins.py STANDIN_PORT PROXY_PORT UPSTREAM_PORT LIFETIME_SECONDS [imdsv1]
 
 On 127.0.0.1:STANDIN_PORT, each hand-out mints a fresh temporary key (AccessKeyId `ASIA…`,
 SecretAccessKey, session token) valid for LIFETIME_SECONDS (a float is fine) from then:
@@ -19,7 +19,10 @@ SecretAccessKey, session token) valid for LIFETIME_SECONDS (a float is fine) fro
                                     for `X-aws-ec2-metadata-token-ttl-seconds` (1–21600)
   GET /latest/meta-data/iam/security-credentials/[formpost-role]
                                     with `X-aws-ec2-metadata-token`: the role's name, then
-                                    its credentials (401 without a valid token)
+                                    its credentials (401 without a valid token). With
+                                    `imdsv1`: IMDSv1 only, as an older metadata service
+                                    (or a hop that drops the token's PUT): the token
+                                    answered 403, the GETs taken without one
   GET /stats                        {"issued": {"web-identity": n, "assume-role": n,
                                     "container": n, "imds": n}, "accepted": n,
                                     "expired": n, "bad-signature": n, "unknown-key": n}
@@ -56,6 +59,7 @@ from s3_forwarding import forward
 
 STANDIN_PORT, PROXY_PORT, UPSTREAM = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 LIFETIME = float(sys.argv[4])
+IMDS_V1_ONLY = len(sys.argv) > 5 and sys.argv[5] == "imdsv1"
 
 WEB_IDENTITY_TOKEN = "formpost-web-identity-token"
 CONTAINER_TOKEN = "formpost-container-token"
@@ -223,6 +227,8 @@ class StandIns(Base):
 
     # EC2 instance metadata, version 2 only (version 1 disabled).
     def imds(self, path):
+        if self.command == "PUT" and path == "/latest/api/token" and IMDS_V1_ONLY:
+            return self.answer(403, "", "text/plain")
         if self.command == "PUT" and path == "/latest/api/token":
             ttl = self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
             if ttl is None or not ttl.strip().isdigit() or not 1 <= int(ttl) <= 21600:
@@ -236,7 +242,7 @@ class StandIns(Base):
             return self.answer(405, "", "text/plain")
         token = self.headers.get("X-aws-ec2-metadata-token")
         with lock:
-            valid = token is not None and imds_tokens.get(token, 0) > time.time()
+            valid = IMDS_V1_ONLY or token is not None and imds_tokens.get(token, 0) > time.time()
         if not valid:
             return self.answer(401, "", "text/plain")
         listing = "/latest/meta-data/iam/security-credentials"
