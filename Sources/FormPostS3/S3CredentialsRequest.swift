@@ -17,11 +17,14 @@ enum S3CredentialsRequest {
         let body: String
     }
 
-    /// `request` sent for `source` (named in the error).
+    /// `request` sent for `source` (named in the error), up to `attempts` times while no
+    /// answer comes, or it is 5xx, 429, or a 400 whose XML error's code is one of
+    /// `retriedCodes` (STS's throttling, as AWS's SDKs retry it).
     ///
     /// - Throws: `ObjectStorageError/credentialsUnavailable(source:detail:)` when no answer
-    ///   came, or the last was 5xx or 429.
-    static func send(_ request: HTTPClientRequest, source: String, attempts: Int = 3, timeout: TimeAmount = .seconds(5)) async throws -> Answer {
+    ///   came, or the last was 5xx or 429 (or a retried code).
+    static func send(_ request: HTTPClientRequest, source: String, attempts: Int = 3, timeout: TimeAmount = .seconds(5),
+                     retriedCodes: Set<String> = []) async throws -> Answer {
         var detail = ""
         for attempt in 1...attempts {
             if attempt > 1 { try await Task.sleep(for: .milliseconds(Int64.random(in: 50...(100 << attempt)))) }
@@ -29,8 +32,9 @@ enum S3CredentialsRequest {
                 let response = try await ObjectStorage.defaultClient.execute(request, timeout: timeout)
                 let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
                 let status = Int(response.status.code)
-                guard status >= 500 || status == 429 else { return Answer(status: status, body: body) }
-                detail = "answered \(status)"
+                let retriedCode = status == 400 ? S3XML.text(of: "Code", in: body).flatMap { retriedCodes.contains($0) ? $0 : nil } : nil
+                guard status >= 500 || status == 429 || retriedCode != nil else { return Answer(status: status, body: body) }
+                detail = "answered \(status)" + (retriedCode.map { " (\($0))" } ?? "")
             } catch {
                 detail = String(describing: error)
             }

@@ -65,7 +65,7 @@ struct S3RoleCredentials: S3CredentialsProvider {
             }
         }
         request.body = .bytes(ByteBuffer(string: body))
-        let answer = try await S3CredentialsRequest.send(request, source: source)
+        let answer = try await S3CredentialsRequest.send(request, source: source, retriedCodes: Self.retriedCodes)
         guard answer.status == 200, let key = S3XML.text(of: "AccessKeyId", in: answer.body),
               let secret = S3XML.text(of: "SecretAccessKey", in: answer.body) else {
             let reason = [S3XML.text(of: "Code", in: answer.body), S3XML.text(of: "Message", in: answer.body)].compactMap { $0 }.joined(separator: ": ")
@@ -74,6 +74,10 @@ struct S3RoleCredentials: S3CredentialsProvider {
         return S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: S3XML.text(of: "SessionToken", in: answer.body),
                              expiration: try S3XML.text(of: "Expiration", in: answer.body).map { try S3CredentialsRequest.date($0, source: source) })
     }
+
+    /// STS's refusals sent again, as AWS's SDKs send them again: its throttling
+    /// (`Throttling`, answered 400), and a web identity's provider it could not reach.
+    static let retriedCodes = ObjectStorageError.throttlingCodes.union(["IDPCommunicationError"])
 
     /// The host (and port) of an address.
     static func authority(of endpoint: String) -> String {

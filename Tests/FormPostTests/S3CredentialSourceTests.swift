@@ -78,6 +78,7 @@ import Testing
         let issued: [String: Int]
         let accepted: Int
         let expired: Int
+        let throttled: Int
     }
 
     @Test("credentials from each source are had again before they expire: an upload spanning two expiries completes", arguments: Source.allCases)
@@ -179,6 +180,24 @@ import Testing
         let answer = try await offPool { try Subprocess.run("curl", ["-sS", "http://127.0.0.1:\(standinPort)/stats"]) }
         let stats = try JSONDecoder().decode(Stats.self, from: Data(answer.utf8))
         #expect(stats.issued["imds"] == 1 && stats.accepted >= 1, "\(answer)")
+    }
+
+    @Test("STS answering Throttling (400) to its first two requests: the role's credentials had on the third attempt, as AWS's SDKs retry it")
+    func throttledSTS() async throws {
+        let store = try await MotoStore()
+        let (standinPort, proxyPort) = (try freePort(), try freePort())
+        let standins = try ChildProcess("python3", [Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
+                                                    String(store.port), "600", "throttled-sts"], stdout: .discard)
+        defer { standins.stop() }
+        try await RawSocket.waitForListener(port: standinPort)
+        try await RawSocket.waitForListener(port: proxyPort)
+        let directory = try SampleDirectory()
+        let storage = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
+                                                        environment: try environment(for: .webIdentity, standins: standinPort, in: directory))
+        try await storage.check()
+        let answer = try await offPool { try Subprocess.run("curl", ["-sS", "http://127.0.0.1:\(standinPort)/stats"]) }
+        let stats = try JSONDecoder().decode(Stats.self, from: Data(answer.utf8))
+        #expect(stats.throttled == 2 && stats.issued["web-identity"] == 1 && stats.accepted >= 1, "\(answer)")
     }
 
     @Test("no source of credentials: the check says the instance's metadata gave none, and which sources were looked for")

@@ -2,7 +2,7 @@
 """Stand-ins for the services that hand out temporary AWS credentials, and a proxy in front
 of an S3-compatible store that checks the credentials each request is signed with (Python 3
 standard library only):
-  aws_credential_standins.py STANDIN_PORT PROXY_PORT UPSTREAM_PORT LIFETIME_SECONDS [imdsv1]
+  aws_credential_standins.py STANDIN_PORT PROXY_PORT UPSTREAM_PORT LIFETIME_SECONDS [MODE,…]
 
 On 127.0.0.1:STANDIN_PORT, each hand-out mints a fresh temporary key (AccessKeyId `ASIA…`,
 SecretAccessKey, session token) valid for LIFETIME_SECONDS (a float is fine) from then:
@@ -13,6 +13,9 @@ SecretAccessKey, session token) valid for LIFETIME_SECONDS (a float is fine) fro
       Action=AssumeRole                 RoleArn, RoleSessionName; signed with Signature
                                         Version 4 (service sts, any region) by the source
                                         key AKIDFORMPOSTSOURCE / formpost-source-secret
+                                    With `throttled-sts`, its first two requests are
+                                    answered 400 `Throttling` (Rate exceeded), as STS
+                                    answers a burst
   GET /container/credentials        the container credentials endpoint;
                                     `Authorization: formpost-container-token`
   PUT /latest/api/token             EC2 instance metadata, IMDSv2 only: a session token
@@ -25,7 +28,8 @@ SecretAccessKey, session token) valid for LIFETIME_SECONDS (a float is fine) fro
                                     answered 403, the GETs taken without one
   GET /stats                        {"issued": {"web-identity": n, "assume-role": n,
                                     "container": n, "imds": n}, "accepted": n,
-                                    "expired": n, "bad-signature": n, "unknown-key": n}
+                                    "expired": n, "bad-signature": n, "unknown-key": n,
+                                    "throttled": n}
 Refusals take the shape the real services give them (STS's XML error, the container
 endpoint's JSON, S3's XML error).
 
@@ -59,7 +63,9 @@ from s3_forwarding import forward
 
 STANDIN_PORT, PROXY_PORT, UPSTREAM = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 LIFETIME = float(sys.argv[4])
-IMDS_V1_ONLY = len(sys.argv) > 5 and sys.argv[5] == "imdsv1"
+MODES = set(sys.argv[5].split(",")) if len(sys.argv) > 5 else set()
+IMDS_V1_ONLY = "imdsv1" in MODES
+sts_throttles_left = [2 if "throttled-sts" in MODES else 0]
 
 WEB_IDENTITY_TOKEN = "formpost-web-identity-token"
 CONTAINER_TOKEN = "formpost-container-token"
@@ -77,7 +83,7 @@ keys = {
 }
 imds_tokens = {}  # IMDSv2 session token -> seconds since 1970 at which it lapses
 stats = {"issued": {"web-identity": 0, "assume-role": 0, "container": 0, "imds": 0},
-         "accepted": 0, "expired": 0, "bad-signature": 0, "unknown-key": 0}
+         "accepted": 0, "expired": 0, "bad-signature": 0, "unknown-key": 0, "throttled": 0}
 
 
 def say(line):
@@ -265,6 +271,12 @@ class StandIns(Base):
             f"</ErrorResponse>"), "text/xml")
 
     def sts(self, body):
+        with lock:
+            throttled = sts_throttles_left[0] > 0
+            sts_throttles_left[0] -= 1 if throttled else 0
+        if throttled:
+            count("throttled")
+            return self.sts_error(400, "Throttling", "Rate exceeded")
         query = self.path.partition("?")[2]
         parameters = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
         if (self.headers.get("Content-Type") or "").startswith("application/x-www-form-urlencoded"):
