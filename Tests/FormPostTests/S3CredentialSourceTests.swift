@@ -73,6 +73,17 @@ import Testing
         return environment
     }
 
+    /// The stand-ins and their proxy before `store`, credentials living `lifetime` seconds,
+    /// in `mode` if any: the process, the stand-ins' port and the proxy's, both listening.
+    static func standins(before store: MotoStore, lifetime: String, mode: String? = nil) async throws -> (ChildProcess, Int, Int) {
+        let (standinPort, proxyPort) = (try freePort(), try freePort())
+        let standins = try ChildProcess("python3", [Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
+                                                    String(store.port), lifetime] + (mode.map { [$0] } ?? []), stdout: .discard)
+        try await RawSocket.waitForListener(port: standinPort)
+        try await RawSocket.waitForListener(port: proxyPort)
+        return (standins, standinPort, proxyPort)
+    }
+
     /// What the stand-ins counted.
     struct Stats: Decodable {
         let issued: [String: Int]
@@ -84,12 +95,8 @@ import Testing
     @Test("credentials from each source are had again before they expire: an upload spanning two expiries completes", arguments: Source.allCases)
     func spanningExpiries(source: Source) async throws {
         let store = try await MotoStore()
-        let (standinPort, proxyPort) = (try freePort(), try freePort())
-        let standins = try ChildProcess("python3", [Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
-                                                    String(store.port), "4"], stdout: .discard)
+        let (standins, standinPort, proxyPort) = try await Self.standins(before: store, lifetime: "4")
         defer { standins.stop() }
-        try await RawSocket.waitForListener(port: standinPort)
-        try await RawSocket.waitForListener(port: proxyPort)
         let directory = try SampleDirectory()
         let environment = try environment(for: source, standins: standinPort, in: directory)
         let storage = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
@@ -156,12 +163,8 @@ import Testing
     @Test("the instance's metadata with IMDSv1 only (its token answered 403): credentials had without a token, as AWS's SDKs fall back; refused with AWS_EC2_METADATA_V1_DISABLED=true")
     func instanceMetadataV1() async throws {
         let store = try await MotoStore()
-        let (standinPort, proxyPort) = (try freePort(), try freePort())
-        let standins = try ChildProcess("python3", [Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
-                                                    String(store.port), "600", "imdsv1"], stdout: .discard)
+        let (standins, standinPort, proxyPort) = try await Self.standins(before: store, lifetime: "600", mode: "imdsv1")
         defer { standins.stop() }
-        try await RawSocket.waitForListener(port: standinPort)
-        try await RawSocket.waitForListener(port: proxyPort)
         let directory = try SampleDirectory()
         var environment = try environment(for: .imds, standins: standinPort, in: directory)
         let storage = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
@@ -185,12 +188,8 @@ import Testing
     @Test("STS answering Throttling (400) to its first two requests: the role's credentials had on the third attempt, as AWS's SDKs retry it")
     func throttledSTS() async throws {
         let store = try await MotoStore()
-        let (standinPort, proxyPort) = (try freePort(), try freePort())
-        let standins = try ChildProcess("python3", [Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
-                                                    String(store.port), "600", "throttled-sts"], stdout: .discard)
+        let (standins, standinPort, proxyPort) = try await Self.standins(before: store, lifetime: "600", mode: "throttled-sts")
         defer { standins.stop() }
-        try await RawSocket.waitForListener(port: standinPort)
-        try await RawSocket.waitForListener(port: proxyPort)
         let directory = try SampleDirectory()
         let storage = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
                                                         environment: try environment(for: .webIdentity, standins: standinPort, in: directory))
