@@ -69,12 +69,7 @@ extension ResumableUploadReceiver {
         var upload = try await uploads.reading(id, claim: .endingHolder(connection: connection))
         if upload.info.completing != nil, !upload.info.isStored {
             do {
-                upload = try await uploads.holding(id, claim: .endingHolder(connection: connection)) { hold in
-                    // As read again under the hold: another request may have stored it meanwhile.
-                    let held = try await uploads.current(id, holding: hold, finishing: true)
-                    guard held.info.completing != nil, !held.info.isStored else { return held }
-                    return try await uploads.finish(held, id: id, holding: hold)
-                }
+                upload = try await uploads.finishing(id, claim: .endingHolder(connection: connection)) { $0.info.completing != nil && !$0.info.isStored }
             } catch let failure as UploadStorageFailure where failure == .notFound || failure == .expired || failure == .lost {
                 throw failure
             } catch where !uploads.completesInBackground {

@@ -20,12 +20,7 @@ extension TusReceiver {
         var upload = try await joiningAwaited(id, in: uploads)
         if !upload.info.isStored, upload.info.completes(at: upload.offset) {
             do {
-                upload = try await uploads.holding(id, claim: .refusedWhileHeld) { hold in
-                    // As read again under the hold: another request may have stored it meanwhile.
-                    let held = try await uploads.current(id, holding: hold, finishing: true)
-                    guard !held.info.isStored, held.info.completes(at: held.offset) else { return held }
-                    return try await uploads.finish(held, id: id, holding: hold)
-                }
+                upload = try await uploads.finishing(id, claim: .refusedWhileHeld) { !$0.info.isStored && $0.info.completes(at: $0.offset) }
             } catch UploadStorageFailure.held where uploads.completesInBackground {
                 // Stored by the request that holds it, or else by the store's retries.
             } catch let failure as UploadStorageFailure where failure == .notFound || failure == .expired || failure == .lost {
