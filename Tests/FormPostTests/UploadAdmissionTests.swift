@@ -95,8 +95,10 @@ struct UploadAdmissionTests {
     func idleUploadRemoved(_ resumable: ResumableProtocol) async throws {
         let uploads = try SampleDirectory()
         // Long enough for the busy upload's byte to arrive first on a loaded machine: with
-        // 3 s, the full suite on 2 cores once took longer between the creation and the byte.
-        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(10))
+        // 3 s, the full suite on 2 cores once took longer between the creation and the byte;
+        // with 10 s, so did the full suite beside a loop taking one of the two cores (a
+        // creation there took 37 s).
+        let configuration = ReceiverConfiguration(directory: uploads.path, idleUploadExpiry: .seconds(45))
         try await withUploadServer(directory: uploads.path, configuration: configuration, resumableExpiry: .seconds(3600)) { port in
             let (idle, busy) = try await offPool { () -> (String?, String?) in
                 let busy = try resumable.create(length: 1000, port: port, from: "127.0.0.1").path
@@ -109,7 +111,7 @@ struct UploadAdmissionTests {
             }
             let idlePath = try #require(idle), busyPath = try #require(busy)
             var status = 0
-            for round in 1...600 {
+            for round in 1...1200 {
                 // The busy upload receives a byte each round: it is never idle.
                 let appended = try await offPool { try resumable.append([7], at: round, last: false, to: busyPath, port: port, from: "127.0.0.1") }
                 #expect((200..<300).contains(appended.status), "the busy upload takes byte \(round): \(appended.status) \(appended.text)")
