@@ -74,7 +74,7 @@ struct PartMemoryTests {
         withExtendedLifetime(moto) {}
     }
 
-    @Test("with room in the budget two parts of a file are in flight at once, never three, and three parts' buffers held at most; once another request waits for the budget, the file keeps one part in flight and gives back a buffer at its next bytes",
+    @Test("with room in the budget two parts of a file are in flight at once, never three, and three parts' buffers held at most, each used again for the part three after its own; once another request waits for the budget, the file keeps one part in flight and gives back a buffer at its next bytes",
           .timeLimit(.minutes(2)))
     func partsInFlight() async throws {
         let moto = try await MotoStore()
@@ -90,6 +90,12 @@ struct PartMemoryTests {
         #expect(pipeline.parts.map(\.number) == Array(1...6))
         #expect(store.record.mostPartsInFlight == 2, "at most \(store.record.mostPartsInFlight) parts in flight at once")
         #expect(roomy.peak == 3 * partSize, "peak \(roomy.peak) bytes")
+        // Each part from the fourth gathers in the buffer of the part three before it: no
+        // part's memory is allocated (and faulted in) anew.
+        let addresses = store.record.partAddresses
+        for number in 4...6 {
+            #expect(addresses[number] == addresses[number - 3], "part \(number) was not gathered in part \(number - 3)'s buffer: \(addresses)")
+        }
 
         // A budget of three parts, all held: another request's take waits, until the file
         // sends its next part and gives back a buffer.

@@ -11,6 +11,9 @@ final class RecordingObjectStore: ObjectStore {
         var copied: [Range<Int64>] = []
         var read: [Range<Int64>] = []
         var sentPartSizes: [Int] = []
+        /// Where each part's bytes were in memory, by part number: a buffer used again for a
+        /// later part shows as the same address.
+        var partAddresses: [Int: UInt] = [:]
         /// The most parts in flight at once.
         var mostPartsInFlight = 0
         /// The parts in flight now.
@@ -75,6 +78,7 @@ final class RecordingObjectStore: ObjectStore {
     func sendPart(_ bytes: ByteBuffer, number: Int, of key: String, uploadID: String, checksummed: Bool, timeout: Duration) async throws -> ObjectPart {
         recorded.withLock { record in
             record.sentPartSizes.append(bytes.readableBytes)
+            record.partAddresses[number] = bytes.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
             record.partsInFlight += 1
             record.mostPartsInFlight = max(record.mostPartsInFlight, record.partsInFlight)
         }

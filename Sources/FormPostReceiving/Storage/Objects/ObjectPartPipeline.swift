@@ -124,9 +124,11 @@ struct ObjectPartPipeline {
         inFlight.append((Task {
             (try await store.sendPart(part, number: number, of: key, uploadID: uploadID, checksummed: checksummed, timeout: timeout), part)
         }, gatheringHeld))
-        if var spare {
-            spare.buffer.clear()
-            (gathering, gatheringHeld) = spare
+        // Taken out of `spare`, the landed buffer has one owner: cleared, it keeps its storage
+        // (a second reference would make `clear()` allocate a new part, page by page).
+        if var landed = spare.take() {
+            landed.buffer.clear()
+            (gathering, gatheringHeld) = landed
         } else {
             (gathering, gatheringHeld) = (ByteBuffer(), 0)
         }
