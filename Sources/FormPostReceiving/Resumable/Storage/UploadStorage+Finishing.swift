@@ -7,7 +7,7 @@ extension UploadStorage {
     ///
     /// - Throws: ``UploadStorageFailure/held`` while another request holds it; what
     ///   ``finish(_:id:holding:)`` throws.
-    func finishing(_ id: String, claim: UploadHoldClaim, due: @escaping (Kept) -> Bool) async throws -> Kept {
+    func finishing(_ id: String, claim: UploadHoldClaim, due: (Kept) -> Bool) async throws -> Kept {
         try await holding(id, claim: claim) { hold in
             let held = try await current(id, holding: hold, finishing: true)
             guard due(held) else { return held }
