@@ -9,30 +9,17 @@ import Testing
     @Test("resumable uploads refused at start (exit 69) with a sentence naming the flags that switch them off; with those flags, a 9 MiB form is stored whole")
     func formsOnly() async throws {
         let store = try await MotoStore()
-        let proxyPort = try freePort()
-        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_gcs_proxy.py"), String(proxyPort), String(store.port)])
-        defer { proxy.stop() }
-        try await RawSocket.waitForListener(port: proxyPort)
-        let directory = try SampleDirectory()
-        @Sendable func serve(_ port: Int, _ flags: [String]) throws -> ChildProcess {
-            try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
-                                                             "--store", "s3://\(store.bucket)/gcs", "--s3-endpoint", "http://127.0.0.1:\(proxyPort)"] + flags,
-                             stdout: .discard, stderr: .capture)
-        }
+        let behind = try await ServeBehindProxy(store, proxy: "s3_gcs_proxy.py")
+        let directory = behind.directory
 
-        let refused = try await offPool { try serve(try freePort(), []).finish(timeout: 60) }
+        let command = behind.serveCommand(port: try freePort(), prefix: "gcs")
+        let refused = try await offPool { try ChildProcess("env", command, stdout: .discard, stderr: .capture).finish(timeout: 60) }
         let sentence = String(decoding: refused.stderr, as: UTF8.self)
         #expect(refused.status == 69, "\(refused.status): \(sentence)")
         #expect(sentence.contains("ConditionalWritesIgnored") && sentence.contains("--no-tus --no-resumable"), "\(sentence)")
 
-        let port = try freePort()
-        let forms = try serve(port, ["--no-tus", "--no-resumable"])
+        guard let (forms, port) = try await behind.startServe(prefix: "gcs", ["--no-tus", "--no-resumable"]) else { return }
         defer { forms.stop() }
-        guard try await forms.waitUntilListening(port: port, seconds: 60) else {
-            let finished = try await offPool { try forms.finish(timeout: 5) }
-            Issue.record("formpost serve --no-tus --no-resumable did not start (\(finished.status)): \(String(decoding: finished.stderr, as: UTF8.self))")
-            return
-        }
         let form = directory.path + "/form.bin"
         let bytes = Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) })
         try bytes.write(to: URL(fileURLWithPath: form))

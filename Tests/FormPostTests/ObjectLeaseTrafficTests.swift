@@ -68,22 +68,10 @@ struct ObjectLeaseTrafficTests {
     @Test("a tus upload whose every part takes 6 s to reach the store, twice the lease (--s3-lease 3): each part is waited for, not cut off at the lease, the lease renewed meanwhile; stored whole")
     func partsSlowerThanTheLease() async throws {
         let moto = try await MotoStore()
-        let (proxyPort, port) = (try freePort(), try freePort())
-        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_hold_proxy.py"), String(proxyPort), String(moto.port), "PUT", "partNumber=", "6"],
-                                     stderr: .discard)
-        defer { proxy.stop() }
-        try await RawSocket.waitForListener(port: proxyPort)
-        let directory = try SampleDirectory()
-        let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
-                                                                     "--store", "s3://\(moto.bucket)/slow", "--s3-endpoint", "http://127.0.0.1:\(proxyPort)",
-                                                                     "--s3-lease", String(Self.leaseSeconds)],
-                                     stdout: .discard, stderr: .capture)
+        let behind = try await ServeBehindProxy(moto, proxy: "s3_hold_proxy.py", ["PUT", "partNumber=", "6"], proxyErrors: .discard)
+        guard let (serve, port) = try await behind.startServe(prefix: "slow", ["--s3-lease", String(Self.leaseSeconds)]) else { return }
         defer { serve.stop() }
-        guard try await serve.waitUntilListening(port: port, seconds: 60) else {
-            let finished = try await offPool { try serve.finish(timeout: 5) }
-            Issue.record("formpost serve did not start (\(finished.status)): \(String(decoding: finished.stderr, as: UTF8.self))")
-            return
-        }
+        let directory = behind.directory
         // Two parts: 8 MiB with the append, the last 1 MiB at its completion.
         let file = directory.path + "/slow.bin"
         let bytes = Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 12) })
@@ -94,10 +82,7 @@ struct ObjectLeaseTrafficTests {
         #expect(upload.status == 0, "\(String(decoding: upload.stderr, as: UTF8.self))")
         let stored = try await moto.contents().objects.filter { !$0.key.hasPrefix("slow/.") }
         #expect(stored.count == 1 && stored.first?.sha256 == sha256Hex(bytes), "\(stored.map(\.key))")
-        let lines = try await offPool { () -> [Substring] in
-            proxy.stop()
-            return String(decoding: try proxy.finish().stdout, as: UTF8.self).split(separator: "\n").filter { !$0.contains(".formpost-probe-") }
-        }
+        let lines = try await behind.proxyLines().filter { !$0.contains(".formpost-probe-") }
         // Each part sent once: none was cut off and sent again.
         #expect(lines.filter { $0.contains("partNumber=") && $0.hasSuffix(" held") }.count == 2, "\(lines)")
         #expect(lines.filter { $0.contains("partNumber=") && $0.hasSuffix("-> 200") }.count == 2, "\(lines)")

@@ -78,23 +78,16 @@ struct ObjectStorageResumableTests {
     /// answers 500 to the first `failures` completions of multipart uploads (or the first
     /// `failures` requests of `method` whose path and query contain `needle`).
     final class CompletionFaults: Sendable {
-        let directory: SampleDirectory
-        let proxy: ChildProcess
+        let behind: ServeBehindProxy
         let serve: ChildProcess
         let base: String
+        /// The test's files.
+        var directory: SampleDirectory { behind.directory }
 
         init(store: MotoStore, failures: Int, method: String = "POST", needle: String = "uploadId=", options: [String] = []) async throws {
-            let faultPort = try freePort()
-            proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_fault_proxy.py"), String(faultPort), String(store.port), "500",
-                                                 String(failures), method, needle])
-            try await RawSocket.waitForListener(port: faultPort)
-            directory = try SampleDirectory()
-            let port = try freePort()
-            serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
-                                                                    "--store", "s3://\(store.bucket)/shared", "--s3-endpoint", "http://127.0.0.1:\(faultPort)",
-                                                                    "--s3-path-style"] + options, stdout: .discard, stderr: .discard)
-            base = "http://127.0.0.1:\(port)"
-            try await RawSocket.waitForListener(port: port, attempts: 1200)
+            behind = try await ServeBehindProxy(store, proxy: "s3_fault_proxy.py", ["500", String(failures), method, needle])
+            let started = try await behind.startServe(prefix: "shared", ["--s3-path-style"] + options, errors: .discard)
+            (serve, base) = try #require(started.map { ($0.process, "http://127.0.0.1:\($0.port)") })
         }
 
         /// Sends the file at `path` (`size` bytes) whole, by tus (created, then one `PATCH`)
@@ -111,15 +104,8 @@ struct ObjectStorageResumableTests {
             return SignedUploadServeTests.Answer(status: patched.status, body: "location: \(location)\r\n" + patched.body)
         }
 
-        /// What the proxy printed, once stopped.
-        func proxyLog() throws -> [Substring] {
-            proxy.stop()
-            return String(decoding: try proxy.finish().stdout, as: UTF8.self).split(separator: "\n")
-        }
-
         deinit {
             serve.stop()
-            proxy.stop()
         }
     }
 
@@ -407,7 +393,7 @@ struct ObjectStorageResumableTests {
         let objects = contents.objects.filter { !$0.key.hasPrefix("shared/.") }
         #expect(objects.count == 1 && objects.first?.size == size && objects.first?.sha256 == expected && objects.first?.tags["sha256"] == expected, "\(objects)")
         #expect(contents.multipartUploads.isEmpty, "\(contents.multipartUploads)")
-        let log = try await offPool { try receiver.proxyLog() }
+        let log = try await receiver.behind.proxyLines()
         #expect(log.filter { $0.hasPrefix("POST ") && $0.hasSuffix("-> 500") }.count == 8, "\(log)")
     }
 

@@ -21,20 +21,10 @@ import Testing
     @Test("on a store that keeps checksums, the multipart uploads of a 20 MiB form and of two 9 MiB tus uploads (one of deferred length, its multipart upload begun by an append) declare CRC32, each of their parts (3, 2 and 2) carries its own, checked by the store, and their completions name them; a tus final upload joining two partial uploads (parts the store copies) declares none; all are stored whole")
     func formParts() async throws {
         let store = try await MotoStore()
-        let (proxyPort, port) = (try freePort(), try freePort())
-        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_checksum_proxy.py"), String(proxyPort), String(store.port)])
-        defer { proxy.stop() }
-        try await RawSocket.waitForListener(port: proxyPort)
-        let directory = try SampleDirectory()
-        let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
-                                                                     "--store", "s3://\(store.bucket)/crc", "--s3-endpoint", "http://127.0.0.1:\(proxyPort)"],
-                                     stdout: .discard, stderr: .capture)
+        let behind = try await ServeBehindProxy(store, proxy: "s3_checksum_proxy.py")
+        guard let (serve, port) = try await behind.startServe(prefix: "crc") else { return }
         defer { serve.stop() }
-        guard try await serve.waitUntilListening(port: port, seconds: 60) else {
-            let finished = try await offPool { try serve.finish(timeout: 5) }
-            Issue.record("formpost serve did not start (\(finished.status)): \(String(decoding: finished.stderr, as: UTF8.self))")
-            return
-        }
+        let directory = behind.directory
         let form = directory.path + "/form.bin", tus = directory.path + "/tus.bin", parallel = directory.path + "/parallel.bin"
         try Data((0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) }).write(to: URL(fileURLWithPath: form))
         try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) }).write(to: URL(fileURLWithPath: tus))
@@ -70,17 +60,10 @@ import Testing
         #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: parallel)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
         #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: deferred)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
 
-        let finished = try await offPool { () -> ChildProcess.Finished in
-            serve.stop()
-            return try serve.finish(timeout: 10)
-        }
-        let lines = String(decoding: finished.stderr, as: UTF8.self)
+        let lines = try await ServeBehindProxy.stop(serve)
         #expect(lines.contains("CRC32 checksums of parts"), "\(lines)")
-        let log = try await offPool { () -> [Substring] in
-            proxy.stop()
-            // The start-up probe's own multipart upload (one part, checksummed) left out.
-            return String(decoding: try proxy.finish().stdout, as: UTF8.self).split(separator: "\n").filter { !$0.contains(".formpost-probe-") }
-        }
+        // The start-up probe's own multipart upload (one part, checksummed) left out.
+        let log = try await behind.proxyLines().filter { !$0.contains(".formpost-probe-") }
         let (begun, parts, completed) = (log.filter { $0.contains(" algorithm=") }, log.filter { $0.contains(" crc32=") }, log.filter { $0.contains(" parts=") })
         // The form's and the two tus uploads': a multipart upload each declaring CRC32, three,
         // two and two parts (8 MiB, then the last 1 MiB at completion) with theirs, all taken.

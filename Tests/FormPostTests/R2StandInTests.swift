@@ -10,20 +10,10 @@ import Testing
     @Test("a 9 MiB form and a 9 MiB tus upload are stored whole: tags skipped, writes to one key spaced after the first 429")
     func formsAndTus() async throws {
         let store = try await MotoStore()
-        let (proxyPort, port) = (try freePort(), try freePort())
-        let proxy = try ChildProcess("python3", [Subprocess.interopScript("s3_r2_proxy.py"), String(proxyPort), String(store.port)])
-        defer { proxy.stop() }
-        try await RawSocket.waitForListener(port: proxyPort)
-        let directory = try SampleDirectory()
-        let serve = try ChildProcess("env", MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
-                                                                     "--store", "s3://\(store.bucket)/r2", "--s3-endpoint", "http://127.0.0.1:\(proxyPort)"],
-                                     stdout: .discard, stderr: .capture)
+        let behind = try await ServeBehindProxy(store, proxy: "s3_r2_proxy.py")
+        guard let (serve, port) = try await behind.startServe(prefix: "r2") else { return }
         defer { serve.stop() }
-        guard try await serve.waitUntilListening(port: port, seconds: 60) else {
-            let finished = try await offPool { try serve.finish(timeout: 5) }
-            Issue.record("formpost serve did not start (\(finished.status)): \(String(decoding: finished.stderr, as: UTF8.self))")
-            return
-        }
+        let directory = behind.directory
         let form = directory.path + "/form.bin", tus = directory.path + "/tus.bin"
         try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: URL(fileURLWithPath: form))
         try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) }).write(to: URL(fileURLWithPath: tus))
@@ -41,17 +31,10 @@ import Testing
         #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: tus)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
         #expect(contents.objects.allSatisfy { $0.tags.isEmpty })
 
-        let finished = try await offPool { () -> ChildProcess.Finished in
-            serve.stop()
-            return try serve.finish(timeout: 10)
-        }
-        let lines = String(decoding: finished.stderr, as: UTF8.self)
+        let lines = try await ServeBehindProxy.stop(serve)
         #expect(lines.contains("no object tagging") && lines.contains("DELETE ignores If-Match"), "\(lines)")
         #expect(!lines.contains("error"), "\(lines)")
-        let log = try await offPool { () -> String in
-            proxy.stop()
-            return String(decoding: try proxy.finish().stdout, as: UTF8.self)
-        }
+        let log = try await behind.proxyLines().joined(separator: "\n")
         #expect(log.contains("-> 429") && log.contains("-> 501"), "the store's limits were not met: \(log)")
     }
 }

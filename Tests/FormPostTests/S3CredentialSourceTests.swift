@@ -85,11 +85,19 @@ import Testing
     }
 
     /// What the stand-ins counted.
-    struct Stats: Decodable {
+    struct Stats: Decodable, CustomStringConvertible {
         let issued: [String: Int]
         let accepted: Int
         let expired: Int
         let throttled: Int
+
+        var description: String { "issued \(issued), accepted \(accepted), expired \(expired), throttled \(throttled)" }
+
+        /// What the stand-ins on `port` counted so far.
+        static func of(standins port: Int) async throws -> Stats {
+            let data = try await offPool { try Subprocess.runForBytes("curl", ["-sS", "http://127.0.0.1:\(port)/stats"]) }
+            return try JSONDecoder().decode(Stats.self, from: data)
+        }
     }
 
     @Test("credentials from each source are had again before they expire: an upload spanning two expiries completes", arguments: Source.allCases)
@@ -117,8 +125,7 @@ import Testing
 
         let contents = try await store.contents()
         #expect(contents.objects.first { $0.key == key }?.size == (10 << 20) + 1000)
-        let data = try await offPool { try Subprocess.runForBytes("curl", ["-sS", "http://127.0.0.1:\(standinPort)/stats"]) }
-        let stats = try JSONDecoder().decode(Stats.self, from: data)
+        let stats = try await Stats.of(standins: standinPort)
         #expect(stats.expired == 0, "a request was signed with expired credentials")
         let kind = source == .process ? "container" : source.rawValue
         #expect((stats.issued[kind] ?? 0) >= 3, "\(source): credentials handed out \(stats.issued)")
@@ -180,9 +187,8 @@ import Testing
             guard case .credentialsUnavailable = error else { Issue.record("\(error)"); return }
             #expect(error.description.contains("403") && error.description.contains("AWS_EC2_METADATA_V1_DISABLED"), "\(error)")
         }
-        let answer = try await offPool { try Subprocess.run("curl", ["-sS", "http://127.0.0.1:\(standinPort)/stats"]) }
-        let stats = try JSONDecoder().decode(Stats.self, from: Data(answer.utf8))
-        #expect(stats.issued["imds"] == 1 && stats.accepted >= 1, "\(answer)")
+        let stats = try await Stats.of(standins: standinPort)
+        #expect(stats.issued["imds"] == 1 && stats.accepted >= 1, "\(stats)")
     }
 
     @Test("STS answering Throttling (400) to its first two requests: the role's credentials had on the third attempt, as AWS's SDKs retry it")
@@ -194,9 +200,8 @@ import Testing
         let storage = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
                                                         environment: try environment(for: .webIdentity, standins: standinPort, in: directory))
         try await storage.check()
-        let answer = try await offPool { try Subprocess.run("curl", ["-sS", "http://127.0.0.1:\(standinPort)/stats"]) }
-        let stats = try JSONDecoder().decode(Stats.self, from: Data(answer.utf8))
-        #expect(stats.throttled == 2 && stats.issued["web-identity"] == 1 && stats.accepted >= 1, "\(answer)")
+        let stats = try await Stats.of(standins: standinPort)
+        #expect(stats.throttled == 2 && stats.issued["web-identity"] == 1 && stats.accepted >= 1, "\(stats)")
     }
 
     @Test("no source of credentials: the check says the instance's metadata gave none, and which sources were looked for")
