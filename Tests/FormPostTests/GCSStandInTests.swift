@@ -30,5 +30,6 @@ import Testing
         let tus = try await offPool { try Subprocess.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Tus-Resumable: 1.0.0",
                                                                "-H", "Upload-Length: 5", "http://127.0.0.1:\(port)/files"]) }
         #expect(tus != "201", "a tus creation was taken on a store without conditional writes: \(tus)")
+        withExtendedLifetime(behind) {}
     }
 }

@@ -79,7 +79,7 @@ struct ObjectUploadAppend<Info: ResumableUploadInfo> {
         if state.uploadID == nil { beginning.checksummedParts = store.store.checksumsParts ? true : nil }
         let (store, lease, hold) = (store, lease, hold)
         var pipeline = ObjectPartPipeline(store: store.store, key: state.key, partSize: partSize, uploadID: state.uploadID, parts: state.parts,
-                                          gathered: gathered, hold: hold, gatheredHeld: hold?.held ?? 0, partTimeout: store.partTimeout,
+                                          gathered: consume gathered, hold: hold, gatheredHeld: hold?.held ?? 0, partTimeout: store.partTimeout,
                                           checksummed: beginning.checksummedParts == true, beforeEachPart: { try lease.check() }) { [beginning] in
             try await store.beginMultipart(beginning)
         }

@@ -2,9 +2,9 @@ import NIOCore
 
 /// Gathers bytes into parts of a multipart upload and sends each full part while the next
 /// gathers: with a budget, up to ``partsInFlight`` parts in flight and one gathering (three
-/// buffers); without one, one in flight. The buffer of a part landed gathers the next but
-/// one, so a store slower than the client slows the client, and no allocator keeps a freed
-/// buffer of every part. The multipart upload is begun (by `begin`) when the first part is
+/// buffers); without one, one in flight. The buffer of a part landed gathers a later part
+/// (the third after its own with two in flight, the second with one), so a store slower
+/// than the client slows the client, and no part's memory is allocated anew. The multipart upload is begun (by `begin`) when the first part is
 /// full, unless it was given. Used by a form's file (``ObjectFileSink``) and a resumable
 /// upload's append (``ObjectUploadAppend``).
 ///
@@ -48,8 +48,11 @@ struct ObjectPartPipeline {
     private(set) var gathering: ByteBuffer
     /// The bytes of the budget that ``gathering`` has (its capacity as reserved).
     private var gatheringHeld: Int
-    /// The parts in flight, oldest first, each with the bytes of the budget its buffer has.
-    private var inFlight: [(task: Task<(part: ObjectPart, buffer: ByteBuffer), any Error>, held: Int)] = []
+    /// The parts in flight, oldest first, each with its buffer and the bytes of the budget
+    /// that buffer has. The buffer is kept here, not returned by the task, so that once the
+    /// part landed no other reference to it is left (a finished task may outlive its
+    /// result's reader for a moment) and clearing it keeps its storage.
+    private var inFlight: [(task: Task<ObjectPart, any Error>, buffer: ByteBuffer, held: Int)] = []
 
     /// A pipeline after `parts` of the multipart upload `uploadID` (nil: begun when a part
     /// is full) of `key`, whose next part begins with `gathered` (for which `hold` has
@@ -122,8 +125,8 @@ struct ObjectPartPipeline {
         let (store, key, uploadID, number, part, timeout) = (store, key, uploadID!, parts.count + inFlight.count + 1, gathering, partTimeout)
         let checksummed = checksummed
         inFlight.append((Task {
-            (try await store.sendPart(part, number: number, of: key, uploadID: uploadID, checksummed: checksummed, timeout: timeout), part)
-        }, gatheringHeld))
+            try await store.sendPart(part, number: number, of: key, uploadID: uploadID, checksummed: checksummed, timeout: timeout)
+        }, gathering, gatheringHeld))
         // Taken out of `spare`, the landed buffer has one owner: cleared, it keeps its storage
         // (a second reference would make `clear()` allocate a new part, page by page).
         if var landed = spare.take() {
@@ -163,10 +166,9 @@ struct ObjectPartPipeline {
     /// Waits for the oldest part in flight (there is one) and counts it; returns its buffer
     /// and its share of the budget, which the caller passes on or gives back.
     private mutating func settleOldest() async throws -> (buffer: ByteBuffer, held: Int) {
-        let (task, held) = inFlight.removeFirst()
+        let (task, buffer, held) = inFlight.removeFirst()
         do {
-            let (part, buffer) = try await task.value
-            parts.append(part)
+            parts.append(try await task.value)
             return (buffer, held)
         } catch {
             hold?.give(held)
@@ -176,8 +178,8 @@ struct ObjectPartPipeline {
 
     /// Stops the parts in flight, if any, and waits for them to end.
     mutating func cancel() async {
-        for (task, _) in inFlight { task.cancel() }
-        for (task, held) in inFlight {
+        for (task, _, _) in inFlight { task.cancel() }
+        for (task, _, held) in inFlight {
             _ = try? await task.value
             hold?.give(held)
         }
