@@ -4,9 +4,9 @@ import NIOCore
 /// gathers: with a budget, up to ``partsInFlight`` parts in flight and one gathering (three
 /// buffers); without one, one in flight. The buffer of a part landed gathers a later part
 /// (the third after its own with two in flight, the second with one), so a store slower
-/// than the client slows the client, and no part's memory is allocated anew. The multipart upload is begun (by `begin`) when the first part is
-/// full, unless it was given. Used by a form's file (``ObjectFileSink``) and a resumable
-/// upload's append (``ObjectUploadAppend``).
+/// than the client slows the client, and no part's memory is allocated anew. The multipart
+/// upload is begun (by `begin`) when the first part is full, unless it was given. Used by a
+/// form's file (``ObjectFileSink``) and a resumable upload's append (``ObjectUploadAppend``).
 ///
 /// Its buffers are taken from a ``PartMemoryBudget`` (`hold`), when there is one: the first
 /// 64 KiB (a small file needs no more), then a whole part. When a buffer does not fit, the
