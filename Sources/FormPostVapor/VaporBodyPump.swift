@@ -4,33 +4,44 @@ import NIOConcurrencyHelpers
 import NIOCore
 import Vapor
 
-/// Reads a Vapor request's streamed body in one task for the whole request, handing each
-/// buffer to the receiver as it asks for one (a buffer is read from Vapor only once the one
-/// before was taken: Vapor's own backpressure holds). It also does what Vapor gives a
-/// handler no other way to do: ending the body for the receiver alone (``end()``: its read
-/// waiting throws as a cut connection's would, while the request's task goes on), and
-/// reading and dropping what a client still sends once the receiver is done with the body,
-/// so that Vapor reads the connection on (``drained(within:)``).
+/// Reads a Vapor request's streamed body with Vapor's `drain` (not its `AsyncSequence`,
+/// whose backpressure delegate can trap, vapor/vapor#3153), handing each buffer to the
+/// receiver as it asks for one. Vapor reads the next buffer only once the receiver took the
+/// one before: the future a buffer's handler returns completes when it is taken. The pump
+/// also does what Vapor gives a handler no other way to do: ending the body for the
+/// receiver alone (``end()``: its read waiting throws as a cut connection's would, while
+/// the request's task goes on), and reading and dropping what a client still sends once the
+/// receiver is done with the body, so that Vapor reads the connection on
+/// (``drained(within:)``).
 final class VaporBodyPump: Sendable {
     private struct State {
         /// The receiver's read waiting for a buffer.
         var reader: CheckedContinuation<ByteBuffer?, any Error>?
-        /// A buffer read from Vapor, and the pump waiting for the receiver to take it.
-        var offered: (buffer: ByteBuffer, taken: CheckedContinuation<Bool, Never>)?
+        /// A buffer read from Vapor, and the promise Vapor waits on before it reads on.
+        var offered: (buffer: ByteBuffer, taken: EventLoopPromise<Void>)?
         /// How the body ended, once it did (read to its end, or failed).
         var finished: Result<Void, any Error>?
-        /// Whether the receiver is done with the body (``end()``): its reads throw.
+        /// Whether the receiver is done with the body (``end()``): its reads throw, and
+        /// the buffers still sent are dropped.
         var ended = false
+        /// Whether the pump stopped reading (its time to drain ran out): Vapor's next read
+        /// fails.
+        var stopped = false
+        /// Whether ``whole`` was completed.
+        var settled = false
     }
 
     private let state = NIOLockedValueBox(State())
-    /// The task reading the body: true once it read it to its end.
-    private let reading = NIOLockedValueBox<Task<Bool, Never>?>(nil)
+    private let eventLoop: any EventLoop
+    /// Completed once the body was read to its end (true), failed, or the pump stopped
+    /// reading it (false).
+    private let whole: EventLoopPromise<Bool>
 
-    /// Starts reading `body`.
-    init(_ body: Request.Body) {
-        let task = Task { await self.run(body) }
-        reading.withLockedValue { $0 = task }
+    /// Starts reading `request`'s body.
+    init(_ request: Request) {
+        eventLoop = request.eventLoop
+        whole = request.eventLoop.makePromise(of: Bool.self)
+        request.body.drain { self.take($0) }
     }
 
     /// The body's next buffer, nil at its end; throws once ``end()`` was called, when the
@@ -38,7 +49,7 @@ final class VaporBodyPump: Sendable {
     func next() async throws -> ByteBuffer? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (reader: CheckedContinuation<ByteBuffer?, any Error>) in
-                let outcome: (Result<ByteBuffer?, any Error>, CheckedContinuation<Bool, Never>?)? = state.withLockedValue { state in
+                let outcome: (Result<ByteBuffer?, any Error>, EventLoopPromise<Void>?)? = state.withLockedValue { state in
                     if state.ended || Task.isCancelled { return (.failure(ChannelError.eof), nil) }
                     if let offered = state.offered {
                         state.offered = nil
@@ -49,7 +60,7 @@ final class VaporBodyPump: Sendable {
                     return nil
                 }
                 guard let (result, taken) = outcome else { return }
-                taken?.resume(returning: true)
+                taken?.succeed()
                 reader.resume(with: result)
             }
         } onCancel: {
@@ -66,7 +77,7 @@ final class VaporBodyPump: Sendable {
             return (state.reader, state.offered)
         }
         reader?.resume(throwing: ChannelError.eof)
-        offered?.taken.resume(returning: false)
+        offered?.taken.succeed()
     }
 
     /// Ends the body for the receiver (``end()``) and waits until the client's body has
@@ -74,12 +85,8 @@ final class VaporBodyPump: Sendable {
     /// out (the pump then stops reading) or the body failed.
     func drained(within time: Duration) async -> Bool {
         end()
-        guard let task = reading.withLockedValue({ $0 }) else { return false }
-        let stop = Task {
-            try? await Task.sleep(for: time)
-            task.cancel()
-        }
-        let whole = await task.value
+        let stop = eventLoop.scheduleTask(in: TimeAmount(time)) { self.stop() }
+        let whole = (try? await whole.futureResult.get()) ?? false
         stop.cancel()
         return whole
     }
@@ -88,75 +95,117 @@ final class VaporBodyPump: Sendable {
     /// after ending it for the receiver (``end()``).
     func drained() async {
         end()
-        _ = await reading.withLockedValue({ $0 })?.value
+        _ = try? await whole.futureResult.get()
     }
 
-    /// Reads `body` to its end, handing each buffer on while the receiver takes them, then
-    /// dropping them: true when it ended whole, false when it failed or the task was
-    /// cancelled first.
-    private func run(_ body: Request.Body) async -> Bool {
-        var handingOn = true
-        do {
-            for try await buffer in body {
-                if handingOn { handingOn = await offer(buffer) }
-                if Task.isCancelled { break }
-            }
-            if Task.isCancelled { throw CancellationError() }
+    /// What Vapor's `drain` hands over, on the request's event loop: a buffer (the future
+    /// returned completes once the receiver took it, or at once when it is dropped), or the
+    /// body's end or failure.
+    private func take(_ result: BodyStreamResult) -> EventLoopFuture<Void> {
+        switch result {
+        case .buffer(let buffer):
+            return offer(buffer)
+        case .end:
             finish(.success(()))
-            return true
-        } catch {
+        case .error(let error):
             finish(.failure(error))
-            return false
         }
+        return eventLoop.makeSucceededVoidFuture()
     }
 
-    /// Hands `buffer` to the receiver: true once it took it, false when it is done with the
-    /// body.
-    private func offer(_ buffer: ByteBuffer) async -> Bool {
-        await withCheckedContinuation { (taken: CheckedContinuation<Bool, Never>) in
-            let (reader, done): (CheckedContinuation<ByteBuffer?, any Error>?, Bool) = state.withLockedValue { state in
-                if state.ended { return (nil, true) }
-                if let reader = state.reader {
-                    state.reader = nil
-                    return (reader, false)
-                }
-                state.offered = (buffer, taken)
-                return (nil, false)
+    /// Hands `buffer` to the receiver's read waiting, or keeps it until the receiver reads;
+    /// drops it once the receiver is done with the body, and refuses it once the pump
+    /// stopped reading.
+    private func offer(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        enum Outcome {
+            case refused, dropped, handed(CheckedContinuation<ByteBuffer?, any Error>), kept(EventLoopFuture<Void>)
+        }
+        let outcome: Outcome = state.withLockedValue { state in
+            if state.stopped { return .refused }
+            if state.ended { return .dropped }
+            if let reader = state.reader {
+                state.reader = nil
+                return .handed(reader)
             }
-            if done {
-                taken.resume(returning: false)
-            } else if let reader {
-                reader.resume(returning: buffer)
-                taken.resume(returning: true)
-            }
+            let taken = eventLoop.makePromise(of: Void.self)
+            state.offered = (buffer, taken)
+            return .kept(taken.futureResult)
+        }
+        switch outcome {
+        case .refused:
+            return eventLoop.makeFailedFuture(CancellationError())
+        case .dropped:
+            return eventLoop.makeSucceededVoidFuture()
+        case .handed(let reader):
+            reader.resume(returning: buffer)
+            return eventLoop.makeSucceededVoidFuture()
+        case .kept(let taken):
+            return taken
         }
     }
 
     /// The body ended as `result` says: a read waiting gets its end (or its failure).
     private func finish(_ result: Result<Void, any Error>) {
-        let reader = state.withLockedValue { state in
+        let (reader, settles) = state.withLockedValue { state in
             state.finished = result
-            defer { state.reader = nil }
-            return state.reader
+            defer { (state.reader, state.settled) = (nil, true) }
+            return (state.reader, !state.settled)
         }
         reader?.resume(with: result.map { nil })
+        if settles { whole.succeed((try? result.get()) != nil) }
+    }
+
+    /// Stops reading the body: Vapor's next read fails (and with it the connection).
+    private func stop() {
+        let (offered, settles) = state.withLockedValue { state in
+            state.stopped = true
+            defer { (state.offered, state.settled) = (nil, true) }
+            return (state.offered, !state.settled)
+        }
+        offered?.taken.fail(CancellationError())
+        if settles { whole.succeed(false) }
     }
 }
 
-/// A Vapor request's body as the receivers read it, through a ``VaporBodyPump``.
+/// A Vapor request's body as the receivers read it, through a ``VaporBodyPump``. Once its
+/// reading is given up (the iterator let go of before the body's end), the pump reads and
+/// drops the rest, as Vapor drains a body its handler did not read.
 struct VaporRequestBody: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
-    let pump: VaporBodyPump
+    private let pump: @Sendable () -> VaporBodyPump
+
+    /// The body `pump` reads.
+    init(pump: VaporBodyPump) {
+        self.pump = { pump }
+    }
+
+    /// `request`'s body, read from when it is first iterated.
+    init(_ request: Request) {
+        self.pump = { VaporBodyPump(request) }
+    }
 
     func makeAsyncIterator() -> Iterator {
-        Iterator(pump: pump)
+        Iterator(reading: Reading(pump: pump()))
     }
 
     struct Iterator: AsyncIteratorProtocol {
-        let pump: VaporBodyPump
+        let reading: Reading
 
         mutating func next() async throws -> ByteBuffer? {
-            try await pump.next()
+            try await reading.pump.next()
+        }
+    }
+
+    /// One read of the body: ends it for the receiver when it is let go of.
+    final class Reading: Sendable {
+        let pump: VaporBodyPump
+
+        init(pump: VaporBodyPump) {
+            self.pump = pump
+        }
+
+        deinit {
+            pump.end()
         }
     }
 }

@@ -17,7 +17,7 @@ enum VaporReceiving {
     /// answer ends at once, and what the client still sends on the stream is dropped for the
     /// lingering time, then no longer read: Vapor gives a handler no way to reset a stream.
     static func answer(_ request: Request, with respond: @Sendable (ReceiverRequest) async -> ReceiverResponse) async -> Response {
-        let pump = VaporBodyPump(request.body)
+        let pump = VaporBodyPump(request)
         let connection = VaporReceiverConnection(body: pump, isMultiplexedStream: request.version.major == 2)
         let answer = await respond(ReceiverRequest(request, body: ReceiverRequestBody(VaporRequestBody(pump: pump)), connection: connection))
         pump.end()
@@ -60,11 +60,13 @@ extension ResumableUploadReceiver {
 
 extension Request {
     /// The parts of this request's `multipart/form-data` body, one at a time as the body
-    /// streams (see ``FormPostReceiving/FormParts``); the route must stream the body.
+    /// streams (see ``FormPostReceiving/FormParts``); the route must stream the body. The
+    /// body is read with Vapor's `drain`, one buffer at a time as the parts are read; what a
+    /// handler leaves unread is read and dropped.
     ///
     /// - Throws: `MultipartError/missingBoundary(contentType:)` when the request is not multipart.
-    public func formParts(limits: MultipartParserLimits = MultipartParserLimits()) throws -> FormParts<Request.Body> {
-        try FormParts(contentType: headers.first(name: .contentType) ?? "", body: body, limits: limits)
+    public func formParts(limits: MultipartParserLimits = MultipartParserLimits()) throws -> FormParts<ReceiverRequestBody> {
+        try FormParts(contentType: headers.first(name: .contentType) ?? "", body: ReceiverRequestBody(VaporRequestBody(self)), limits: limits)
     }
 }
 #endif
