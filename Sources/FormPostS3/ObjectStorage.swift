@@ -3,6 +3,7 @@ import FormPostDigests
 import AsyncHTTPClient
 import NIOCore
 import NIOPosix
+import NIOSSL
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -23,7 +24,9 @@ import Foundation
 ///
 /// Requests are signed with AWS Signature Version 4 over the payload's SHA-256 (every
 /// part is held whole before it is sent, so the store checks each one's bytes against the
-/// signature), and sent with `client` (AsyncHTTPClient's shared client unless given).
+/// signature) — except, as AWS's SDKs send them, a part that carries its CRC32 over TLS,
+/// which goes as `UNSIGNED-PAYLOAD` — and sent with `client` (AsyncHTTPClient's shared
+/// client unless given; with `AWS_CA_BUNDLE`, ``clients(trustingCABundle:)``).
 public struct ObjectStorage: Sendable {
     /// The bucket.
     public var bucket: String
@@ -112,11 +115,13 @@ public struct ObjectStorage: Sendable {
     /// first use; never shut down.
     public static let defaultLeaseClient: HTTPClient = newClient()
 
-    /// A client as ``defaultClient`` is made, with a pool of connections of its own.
-    private static func newClient() -> HTTPClient {
+    /// A client as ``defaultClient`` is made, with a pool of connections of its own, and
+    /// `tls` for its TLS connections when given.
+    static func newClient(tls: TLSConfiguration? = nil) -> HTTPClient {
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
+        if let tls { configuration.tlsConfiguration = tls }
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
 
@@ -157,10 +162,14 @@ public struct ObjectStorage: Sendable {
     /// expire; the region `region`, else `AWS_REGION`, else `AWS_DEFAULT_REGION`, else
     /// `us-east-1`. Without `endpoint`, Amazon S3's own for the region, virtual-hosted.
     /// Credentials that must be fetched are fetched with the first request (``check()``).
+    /// With `AWS_CA_BUNDLE` set and no `client` given, TLS connections to the store trust
+    /// the CA certificates of that PEM file instead of the system's
+    /// (``clients(trustingCABundle:)``).
     ///
     /// - Throws: `ObjectStorageError/invalidURI(_:)`, `ObjectStorageError/noCredentials`,
     ///   `ObjectStorageError/credentialsUnavailable(source:detail:)` for a profile that
-    ///   cannot be used.
+    ///   cannot be used, `ObjectStorageError/unreachable(what:detail:)` for a CA bundle that
+    ///   cannot be read.
     public static func fromEnvironment(uri: String, endpoint: String? = nil, region: String? = nil, pathStyle: Bool = false,
                                        environment: [String: String] = ProcessInfo.processInfo.environment,
                                        client: HTTPClient = ObjectStorage.defaultClient) throws -> ObjectStorage {
@@ -187,6 +196,9 @@ public struct ObjectStorage: Sendable {
                                     sessionToken: keys.sessionToken, client: client)
         storage.credentialsCache = cache
         storage.credentialsSource = resolved.source
+        if let bundle = environment["AWS_CA_BUNDLE"], !bundle.isEmpty, client === defaultClient {
+            (storage.client, storage.leaseClient) = try clients(trustingCABundle: bundle)
+        }
         return storage
     }
 

@@ -10,7 +10,8 @@ import NIOCore
 import NIOHTTP1
 
 /// Requests to an ``ObjectStorage``'s bucket: addressed (path- or virtual-hosted style),
-/// signed (Signature Version 4 over the body's SHA-256, with the credentials of the moment),
+/// signed (Signature Version 4 over the body's SHA-256, or unsigned as AWS's SDKs leave it
+/// over TLS: ``payloadHash(of:fields:overTLS:)``; with the credentials of the moment),
 /// sent, and sent again as AWS's standard retry mode does (``S3RetryStrategy``).
 struct S3Client: Sendable {
     /// An answer of the store: its status, fields and (at most the bytes asked for of) body.
@@ -82,11 +83,7 @@ struct S3Client: Sendable {
     func send(_ method: HTTPMethod, key: String?, query: [SignatureV4.Field] = [], fields: [SignatureV4.Field] = [],
               body: ByteBuffer? = nil, what: String, attempts: Int = S3Client.attempts, timeout: TimeAmount? = nil,
               maxAnswerBytes: Int = 1 << 20, errorInBody: Bool = false) async throws -> Answer {
-        let payloadHash = SignatureV4.hex(body.map { buffer in
-            var hasher = SHA256Hasher()
-            buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-            return hasher.finalize()
-        } ?? SHA256Hasher.digest(of: []))
+        let payloadHash = Self.payloadHash(of: body, fields: fields, overTLS: scheme == "https")
         var attempt = 1
         var lastRetryCost: Int?
         let spacedKey = Self.isWriteToObject(method, query: query) ? key : nil
@@ -119,6 +116,23 @@ struct S3Client: Sendable {
                 attempt += 1
             }
         }
+    }
+
+    /// How the signature names `body`: `UNSIGNED-PAYLOAD` where AWS's SDKs send it
+    /// (botocore 1.44's `S3SigV4Auth`, for a body streamed to S3): over TLS, when the request
+    /// carries a checksum of its body that the store checks (a part's
+    /// `x-amz-checksum-crc32`, sent only to a store that keeps checksums) — TLS and the
+    /// checksum then guard the bytes, and the receiver is spared a SHA-256 pass over each
+    /// part. Otherwise (plain HTTP, or no checksum) the body's SHA-256 in hexadecimal.
+    static func payloadHash(of body: ByteBuffer?, fields: [SignatureV4.Field], overTLS: Bool) -> String {
+        if overTLS, body != nil, fields.contains(where: { $0.name.lowercased() == "x-amz-checksum-crc32" }) {
+            return SignatureV4.unsignedPayload
+        }
+        return SignatureV4.hex(body.map { buffer in
+            var hasher = SHA256Hasher()
+            buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            return hasher.finalize()
+        } ?? SHA256Hasher.digest(of: []))
     }
 
     /// Whether `method` with `query` writes the object itself (a `PUT`, a `DELETE`, its tags,

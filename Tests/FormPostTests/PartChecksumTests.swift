@@ -68,13 +68,36 @@ import Testing
         // The form's and the two tus uploads': a multipart upload each declaring CRC32, three,
         // two and two parts (8 MiB, then the last 1 MiB at completion) with theirs, all taken.
         #expect(begun.filter { $0.hasSuffix("-> 200 algorithm=CRC32") }.count == 3, "\(begun)")
-        #expect(parts.filter { $0.contains("-> 200 crc32=") && !$0.hasSuffix("crc32=none") }.count == 7, "\(parts)")
+        #expect(parts.filter { $0.contains("-> 200 crc32=") && !$0.contains("crc32=none") }.count == 7, "\(parts)")
+        // Over plain HTTP, each part's payload is signed (its SHA-256), as AWS's SDKs sign it.
+        #expect(!parts.isEmpty && parts.allSatisfy { $0.hasSuffix(" payload=signed") }, "\(parts)")
         #expect(completed.filter { $0.hasSuffix("-> 200 parts=3 checksums=3") }.count == 1, "\(completed)")
         #expect(completed.filter { $0.hasSuffix("-> 200 parts=2 checksums=2") }.count == 2, "\(completed)")
         // The final upload's (two partial uploads of 4.5 MiB, under a part each, gathered
         // into parts sent from the receiver): none declared, none sent.
         #expect(completed.filter { $0.contains("-> 200 parts=") && $0.hasSuffix(" checksums=0") }.count == 1, "\(completed)")
-        #expect(parts.contains { $0.hasSuffix("-> 200 crc32=none") }, "\(parts)")
+        #expect(parts.contains { $0.contains("-> 200 crc32=none ") }, "\(parts)")
+        #expect(!log.contains { $0.contains("-> 400") }, "\(log)")
+    }
+
+    @Test("over TLS (the store's CA trusted through AWS_CA_BUNDLE), the parts of a 20 MiB form and of a 9 MiB tus upload go unsigned (UNSIGNED-PAYLOAD), each with its CRC32 checked by the store, as AWS's SDKs send them; every other request is signed over its body; both are stored whole")
+    func unsignedOverTLS() async throws {
+        let store = try await MotoStore()
+        let behind = try await ServeBehindProxy(store, proxy: "s3_checksum_proxy.py", tls: try TLSFixtures())
+        guard let (serve, port) = try await behind.startServe(prefix: "tls") else { return }
+        defer { serve.stop() }
+        try await behind.sendFormAndTus(port: port, form: Data((0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 12) }),
+                                        tus: Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 3) }))
+
+        let lines = try await ServeBehindProxy.stop(serve)
+        #expect(lines.contains("CRC32 checksums of parts"), "\(lines)")
+        let log = try await behind.proxyLines().filter { !$0.contains(".formpost-probe-") }
+        let parts = log.filter { $0.contains(" crc32=") }
+        // The form's three parts and the tus upload's two, each with its CRC32, none signed.
+        #expect(parts.filter { $0.contains("-> 200 crc32=") && !$0.contains("crc32=none") && $0.hasSuffix(" payload=unsigned") }.count == 5, "\(parts)")
+        #expect(!parts.contains { $0.hasSuffix(" payload=signed") }, "\(parts)")
+        // Nothing else unsigned: the proxy refuses a signed body whose SHA-256 is not the one signed.
+        #expect(log.filter { $0.contains("payload=unsigned") }.count == 5, "\(log)")
         #expect(!log.contains { $0.contains("-> 400") }, "\(log)")
     }
 }

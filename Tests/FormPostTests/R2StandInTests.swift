@@ -13,22 +13,9 @@ import Testing
         let behind = try await ServeBehindProxy(store, proxy: "s3_r2_proxy.py")
         guard let (serve, port) = try await behind.startServe(prefix: "r2") else { return }
         defer { serve.stop() }
-        let directory = behind.directory
-        let form = directory.path + "/form.bin", tus = directory.path + "/tus.bin"
-        try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: URL(fileURLWithPath: form))
-        try Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) }).write(to: URL(fileURLWithPath: tus))
-
-        let answer = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(form)", "http://127.0.0.1:\(port)/"]) }
-        let file = try #require(try JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first, "\(answer)")
-        let upload = try await offPool {
-            try ChildProcess(formpostBinary, ["-sS", "--retry", "0", "--resumable", "tus", "--chunk-size", "4M", "-T", tus, "http://127.0.0.1:\(port)/files"]).finish(timeout: 120)
-        }
-        #expect(upload.status == 0, "\(String(decoding: upload.stderr, as: UTF8.self))")
-
+        try await behind.sendFormAndTus(port: port, form: Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }),
+                                        tus: Data((0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ 5) }))
         let contents = try await store.contents()
-        let stored = Dictionary(contents.objects.filter { !$0.key.contains(".tus/") }.map { ($0.sha256, $0) }) { first, _ in first }
-        #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: form)))]?.key == file.storedAs, "\(contents.objects.map(\.key))")
-        #expect(stored[sha256Hex(try Data(contentsOf: URL(fileURLWithPath: tus)))]?.size == 9 << 20, "\(contents.objects.map(\.key))")
         #expect(contents.objects.allSatisfy { $0.tags.isEmpty })
 
         let lines = try await ServeBehindProxy.stop(serve)

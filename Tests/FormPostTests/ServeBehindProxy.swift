@@ -1,4 +1,5 @@
 import Foundation
+import Multipart
 import Testing
 
 /// `formpost serve --store s3://BUCKET/PREFIX` on moto behind one of the proxies in
@@ -11,13 +12,22 @@ final class ServeBehindProxy: Sendable {
     let proxyPort: Int
     /// The test's files, and the receivers' unused `--dir`.
     let directory: SampleDirectory
+    /// The certificates of a proxy taking TLS connections, nil for plain HTTP.
+    let tls: TLSFixtures?
 
     /// Starts the proxy `script` (in Tests/Interop) on a free port in front of `store`, with
-    /// `arguments` after the two ports; its standard error goes to `proxyErrors`.
-    init(_ store: MotoStore, proxy script: String, _ arguments: [String] = [], proxyErrors: ChildProcess.Output = .capture) async throws {
+    /// `arguments` after the two ports; its standard error goes to `proxyErrors`. With
+    /// `tls`, the proxy is given its certificate and key after them (a proxy that takes
+    /// TLS connections so), and the receivers reach it over TLS, trusting its CA
+    /// (`AWS_CA_BUNDLE`).
+    init(_ store: MotoStore, proxy script: String, _ arguments: [String] = [], tls: TLSFixtures? = nil,
+         proxyErrors: ChildProcess.Output = .capture) async throws {
         self.store = store
+        self.tls = tls
         proxyPort = try freePort()
-        proxy = try ChildProcess("python3", [Subprocess.interopScript(script), String(proxyPort), String(store.port)] + arguments, stderr: proxyErrors)
+        let certificate = tls.map { [$0.certificatePath, $0.keyPath] } ?? []
+        proxy = try ChildProcess("python3", [Subprocess.interopScript(script), String(proxyPort), String(store.port)] + arguments + certificate,
+                                 stderr: proxyErrors)
         try await RawSocket.waitForListener(port: proxyPort)
         directory = try SampleDirectory()
     }
@@ -25,8 +35,10 @@ final class ServeBehindProxy: Sendable {
     /// The command line of `formpost serve` on `port`, storing under `prefix` through the
     /// proxy, then `options`.
     func serveCommand(port: Int, prefix: String, _ options: [String] = []) -> [String] {
-        MotoStore.credentials + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
-                                 "--store", "s3://\(store.bucket)/\(prefix)", "--s3-endpoint", "http://127.0.0.1:\(proxyPort)"] + options
+        let trust = tls.map { ["AWS_CA_BUNDLE=" + $0.caPath] } ?? []
+        return MotoStore.credentials + trust + [formpostBinary, "serve", "--port", String(port), "--dir", directory.path + "/unused",
+                                                "--store", "s3://\(store.bucket)/\(prefix)",
+                                                "--s3-endpoint", "\(tls == nil ? "http" : "https")://127.0.0.1:\(proxyPort)"] + options
     }
 
     /// Starts `formpost serve` storing under `prefix` through the proxy with `options`, and
@@ -42,6 +54,27 @@ final class ServeBehindProxy: Sendable {
             return nil
         }
         return (serve, port)
+    }
+
+    /// Sends `form` as a form's file with curl, and `tus` as a tus upload of 4 MiB appends
+    /// with `formpost`, to the receiver on `port`; then expects the store to hold both whole,
+    /// the form's file under the key its receipt names.
+    func sendFormAndTus(port: Int, form: Data, tus: Data) async throws {
+        let formPath = directory.path + "/form.bin", tusPath = directory.path + "/tus.bin"
+        try form.write(to: URL(fileURLWithPath: formPath))
+        try tus.write(to: URL(fileURLWithPath: tusPath))
+        let answer = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(formPath)", "http://127.0.0.1:\(port)/"]) }
+        let file = try #require(try? JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first, "\(answer)")
+        let upload = try await offPool {
+            try ChildProcess(formpostBinary, ["-sS", "--retry", "0", "--resumable", "tus", "--chunk-size", "4M", "-T", tusPath, "http://127.0.0.1:\(port)/files"])
+                .finish(timeout: 120)
+        }
+        #expect(upload.status == 0, "\(String(decoding: upload.stderr, as: UTF8.self))")
+
+        let contents = try await store.contents()
+        let stored = Dictionary(contents.objects.filter { !$0.key.contains(".tus/") }.map { ($0.sha256, $0) }) { first, _ in first }
+        #expect(stored[sha256Hex(form)]?.key == file.storedAs, "\(contents.objects.map(\.key))")
+        #expect(stored[sha256Hex(tus)]?.size == tus.count, "\(contents.objects.map(\.key))")
     }
 
     /// What the receiver `serve` printed on its standard error, once stopped.

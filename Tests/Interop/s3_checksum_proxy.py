@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """A proxy in front of moto that checks part checksums as Amazon S3 does, where moto keeps
 them unchecked (Python 3 standard library only):
-  s3_checksum_proxy.py PORT UPSTREAM_PORT
+  s3_checksum_proxy.py PORT UPSTREAM_PORT [CERTIFICATE_PEM KEY_PEM]
+(with a certificate and its key, the proxy takes TLS connections)
+- a request whose `x-amz-content-sha256` is neither `UNSIGNED-PAYLOAD` nor its body's
+  SHA-256 is answered 400 `XAmzContentSHA256Mismatch`;
 - a part (`PUT` with `partNumber`) sent with `x-amz-checksum-crc32` whose value is not the
   CRC32 of its body (four bytes, big-endian, base64) is answered 400 `BadDigest`;
 - a multipart upload begun with `x-amz-checksum-algorithm: CRC32` must be completed with a
@@ -10,8 +13,10 @@ them unchecked (Python 3 standard library only):
 Every other request is forwarded, bytes unchanged, to 127.0.0.1:UPSTREAM_PORT. Prints one
 line per request on standard output (flushed): `METHOD PATH?QUERY -> STATUS`, then for a
 multipart upload begun ` algorithm=ALGORITHM` (or `none`), for a part ` crc32=VALUE` (or
-`none`), and for a completion ` parts=N checksums=M`."""
+`none`) and ` payload=signed` (or `unsigned`), for a completion ` parts=N checksums=M`, and
+for any other request sent `UNSIGNED-PAYLOAD` ` payload=unsigned`."""
 import base64
+import hashlib
 import re
 import sys
 import threading
@@ -35,6 +40,11 @@ class Handler(ProxyHandler):
 
     def handle_any(self):
         body = self.read_body()
+        payload = self.headers.get("x-amz-content-sha256")
+        if payload != "UNSIGNED-PAYLOAD" and payload != hashlib.sha256(body).hexdigest():
+            self.send_refusal(400, "XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed.",
+                              "payload=mismatch")
+            return
         path, _, raw_query = self.path.partition("?")
         query = urllib.parse.parse_qs(raw_query, keep_blank_values=True)
         if self.command == "POST" and "uploads" in query:
@@ -45,7 +55,7 @@ class Handler(ProxyHandler):
             return
         if self.command == "PUT" and "partNumber" in query and "x-amz-copy-source" not in self.headers:
             sent = self.headers.get("x-amz-checksum-crc32")
-            note = f"crc32={sent or 'none'}"
+            note = f"crc32={sent or 'none'} payload={'unsigned' if payload == 'UNSIGNED-PAYLOAD' else 'signed'}"
             if sent is not None and sent != crc32(body):
                 self.send_refusal(400, "BadDigest", f"The CRC32 you specified did not match the calculated checksum ({crc32(body)}).", note)
                 return
@@ -63,10 +73,10 @@ class Handler(ProxyHandler):
                 return
             forward(self, body, UPSTREAM, before_answer=self.say_with(note))
             return
-        forward(self, body, UPSTREAM, before_answer=self.say)
+        forward(self, body, UPSTREAM, before_answer=self.say_with("payload=unsigned") if payload == "UNSIGNED-PAYLOAD" else self.say)
 
     def send_refusal(self, status, code, message, note):
         answer_error(self, status, error_body(code, message), before_answer=self.say_with(note))
 
 
-serve(PORT, Handler)
+serve(PORT, Handler, tls=tuple(sys.argv[3:5]) if len(sys.argv) > 4 else None)

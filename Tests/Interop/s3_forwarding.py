@@ -3,6 +3,7 @@ answer, answering with S3's XML error, forwarding one request, bytes unchanged, 
 store on this machine and relaying its answer, and the server they run."""
 import http.client
 import http.server
+import ssl
 import time
 import sys
 import threading
@@ -96,11 +97,16 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
     do_PUT = do_POST = do_DELETE = do_HEAD = do_GET
 
 
-def serve(port, handler):
-    """Serves `handler` on 127.0.0.1:`port`, a thread per connection, for ever. Many
-    clients connect at once (a test sends dozens of requests together): the listen backlog
-    is 128, since one of 5 would refuse some connections, which the client would count as
-    failures."""
+def serve(port, handler, tls=None):
+    """Serves `handler` on 127.0.0.1:`port`, a thread per connection, for ever; over TLS
+    when `tls` is `(CERTIFICATE_PEM, KEY_PEM)`. Many clients connect at once (a test sends
+    dozens of requests together): the listen backlog is 128, since one of 5 would refuse
+    some connections, which the client would count as failures."""
     http.server.ThreadingHTTPServer.daemon_threads = True
     http.server.ThreadingHTTPServer.request_queue_size = 128
-    http.server.ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.serve_forever()

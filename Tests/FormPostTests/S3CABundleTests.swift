@@ -1,0 +1,40 @@
+import Foundation
+@testable import FormPostS3
+import FormPostReceiving
+import Testing
+
+/// `AWS_CA_BUNDLE`, as AWS's SDKs read it: the CA certificates the store's TLS connections
+/// trust. `PartChecksumTests.unsignedOverTLS` runs a receiver trusting a test CA so.
+@Suite struct S3CABundleTests {
+    let keys = ["AWS_ACCESS_KEY_ID": "key", "AWS_SECRET_ACCESS_KEY": "secret"]
+
+    @Test("AWS_CA_BUNDLE naming a file without a PEM certificate, or no file: refused at once, the variable and the file named")
+    func unreadableBundle() throws {
+        let samples = try SampleDirectory()
+        let notPEM = samples.path + "/not.pem"
+        try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: notPEM))
+        for path in [notPEM, samples.path + "/missing.pem"] {
+            var environment = keys
+            environment["AWS_CA_BUNDLE"] = path
+            #expect {
+                _ = try ObjectStorage.fromEnvironment(uri: "s3://formpost-test", endpoint: "https://127.0.0.1:9", environment: environment)
+            } throws: { error in
+                guard case .unreachable = error as? ObjectStorageError else { return false }
+                return "\(error)".contains("AWS_CA_BUNDLE \(path)")
+            }
+        }
+    }
+
+    @Test("a readable AWS_CA_BUNDLE gives the storage clients of its own (one per file, made once), and none without it")
+    func clientsPerBundle() throws {
+        let tls = try TLSFixtures()
+        var environment = keys
+        environment["AWS_CA_BUNDLE"] = tls.caPath
+        let trusting = try ObjectStorage.fromEnvironment(uri: "s3://formpost-test", endpoint: "https://127.0.0.1:9", environment: environment)
+        let again = try ObjectStorage.fromEnvironment(uri: "s3://formpost-test", endpoint: "https://127.0.0.1:9", environment: environment)
+        let plain = try ObjectStorage.fromEnvironment(uri: "s3://formpost-test", endpoint: "https://127.0.0.1:9", environment: keys)
+        #expect(trusting.client !== ObjectStorage.defaultClient && trusting.client === again.client)
+        #expect(trusting.leaseClient != nil && trusting.leaseClient !== trusting.client && trusting.leaseClient === again.leaseClient)
+        #expect(plain.client === ObjectStorage.defaultClient && plain.leaseClient == nil)
+    }
+}
