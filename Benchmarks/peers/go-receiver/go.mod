@@ -1,0 +1,3 @@
+module receiver
+
+go 1.19
