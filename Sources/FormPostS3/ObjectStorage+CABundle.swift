@@ -9,11 +9,12 @@ extension ObjectStorage {
     /// `path` instead of the system's, as AWS's SDKs do with `AWS_CA_BUNDLE` (a store
     /// behind a private CA: Ceph's RADOS Gateway or MinIO on an internal network): one for
     /// the requests, one for the leases, made as ``defaultClient`` and
-    /// ``defaultLeaseClient`` are. Made once per file and process, on first use; never shut
+    /// ``defaultLeaseClient`` are. The store's connections only: STS, the container's and
+    /// the instance's credential endpoints are reached with the system's trust. Made once per file and process, on first use; never shut
     /// down.
     ///
-    /// - Throws: `ObjectStorageError/unreachable(what:detail:)` when the file holds no PEM
-    ///   certificate that can be read.
+    /// - Throws: `ObjectStorageError/unreadableCABundle(path:detail:)` when the file holds no
+    ///   PEM certificate that can be read.
     public static func clients(trustingCABundle path: String) throws -> (client: HTTPClient, leaseClient: HTTPClient) {
         try CABundleClients.shared.withLockedValue { made in
             if let clients = made[path] { return clients }
@@ -21,10 +22,10 @@ extension ObjectStorage {
             do {
                 certificates = try NIOSSLCertificate.fromPEMFile(path)
             } catch {
-                throw ObjectStorageError.unreachable(what: "its TLS connections (AWS_CA_BUNDLE \(path))", detail: "no CA certificate could be read: \(error)")
+                throw ObjectStorageError.unreadableCABundle(path: path, detail: "\(error)")
             }
             guard !certificates.isEmpty else {
-                throw ObjectStorageError.unreachable(what: "its TLS connections (AWS_CA_BUNDLE \(path))", detail: "the file holds no PEM certificate")
+                throw ObjectStorageError.unreadableCABundle(path: path, detail: "the file holds no PEM certificate")
             }
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(certificates)

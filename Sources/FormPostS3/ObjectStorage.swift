@@ -164,12 +164,12 @@ public struct ObjectStorage: Sendable {
     /// Credentials that must be fetched are fetched with the first request (``check()``).
     /// With `AWS_CA_BUNDLE` set and no `client` given, TLS connections to the store trust
     /// the CA certificates of that PEM file instead of the system's
-    /// (``clients(trustingCABundle:)``).
+    /// (``clients(trustingCABundle:)``; those to STS and the other credential endpoints do
+    /// not).
     ///
     /// - Throws: `ObjectStorageError/invalidURI(_:)`, `ObjectStorageError/noCredentials`,
     ///   `ObjectStorageError/credentialsUnavailable(source:detail:)` for a profile that
-    ///   cannot be used, `ObjectStorageError/unreachable(what:detail:)` for a CA bundle that
-    ///   cannot be read.
+    ///   cannot be used, `ObjectStorageError/unreadableCABundle(path:detail:)`.
     public static func fromEnvironment(uri: String, endpoint: String? = nil, region: String? = nil, pathStyle: Bool = false,
                                        environment: [String: String] = ProcessInfo.processInfo.environment,
                                        client: HTTPClient = ObjectStorage.defaultClient) throws -> ObjectStorage {

@@ -91,14 +91,8 @@ final class VaporBodyPump: Sendable {
         return whole
     }
 
-    /// Waits until the client's body has been read to its end, however long that takes,
-    /// after ending it for the receiver (``end()``).
-    func drained() async {
-        end()
-        _ = try? await whole.futureResult.get()
-    }
-
-    /// What Vapor's `drain` hands over, on the request's event loop: a buffer (the future
+    /// What Vapor's `drain` hands over — on the request's event loop for a streamed body; at
+    /// once, within `init`, for a body Vapor collected or an empty one: a buffer (the future
     /// returned completes once the receiver took it, or at once when it is dropped), or the
     /// body's end or failure.
     private func take(_ result: BodyStreamResult) -> EventLoopFuture<Void> {
@@ -155,14 +149,28 @@ final class VaporBodyPump: Sendable {
         if settles { whole.succeed((try? result.get()) != nil) }
     }
 
-    /// Stops reading the body: Vapor's next read fails (and with it the connection).
+    /// Stops reading the body: the next buffer Vapor hands over is refused, after which
+    /// Vapor reads no more of it (the answer's end, failed by ``VaporReceiving``, then
+    /// closes the connection). ``drained(within:)`` calls it after ``end()``, so no buffer
+    /// waits for the receiver then.
     private func stop() {
-        let (offered, settles) = state.withLockedValue { state in
+        let settles = state.withLockedValue { state in
             state.stopped = true
+            defer { state.settled = true }
+            return !state.settled
+        }
+        if settles { whole.succeed(false) }
+    }
+
+    /// A pump let go of before its body ended (Vapor gave its body to another reader, or the
+    /// request went away unread) completes what it still holds: NIO requires every promise
+    /// to be completed.
+    deinit {
+        let (offered, settles) = state.withLockedValue { state in
             defer { (state.offered, state.settled) = (nil, true) }
             return (state.offered, !state.settled)
         }
-        offered?.taken.fail(CancellationError())
+        offered?.taken.succeed()
         if settles { whole.succeed(false) }
     }
 }

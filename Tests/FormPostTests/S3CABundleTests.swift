@@ -19,8 +19,8 @@ import Testing
             #expect {
                 _ = try ObjectStorage.fromEnvironment(uri: "s3://formpost-test", endpoint: "https://127.0.0.1:9", environment: environment)
             } throws: { error in
-                guard case .unreachable = error as? ObjectStorageError else { return false }
-                return "\(error)".contains("AWS_CA_BUNDLE \(path)")
+                guard case .unreadableCABundle(path, _)? = error as? ObjectStorageError else { return false }
+                return "\(error)".contains("AWS_CA_BUNDLE \(path)") && !(error as! ObjectStorageError).isTransient
             }
         }
     }

@@ -56,25 +56,34 @@ final class ServeBehindProxy: Sendable {
         return (serve, port)
     }
 
-    /// Sends `form` as a form's file with curl, and `tus` as a tus upload of 4 MiB appends
-    /// with `formpost`, to the receiver on `port`; then expects the store to hold both whole,
-    /// the form's file under the key its receipt names.
-    func sendFormAndTus(port: Int, form: Data, tus: Data) async throws {
-        let formPath = directory.path + "/form.bin", tusPath = directory.path + "/tus.bin"
+    /// Sends `form` as a form's file with curl, `tus` as a tus upload of 4 MiB appends with
+    /// `formpost`, and `parallel` (when given) as a tus upload in two partial uploads joined
+    /// by a final one (`formpost --parallel 2`), to the receiver on `port`; then expects the
+    /// store to hold each whole, the form's file under the key its receipt names.
+    func sendFormAndTus(port: Int, form: Data, tus: Data, parallel: Data? = nil) async throws {
+        let formPath = directory.path + "/form.bin", tusPath = directory.path + "/tus.bin", parallelPath = directory.path + "/parallel.bin"
         try form.write(to: URL(fileURLWithPath: formPath))
         try tus.write(to: URL(fileURLWithPath: tusPath))
         let answer = try await offPool { try Subprocess.run("curl", ["-sS", "-F", "file=@\(formPath)", "http://127.0.0.1:\(port)/"]) }
         let file = try #require(try? JSONDecoder().decode(Receipt.self, from: Data(answer.utf8)).files.first, "\(answer)")
-        let upload = try await offPool {
-            try ChildProcess(formpostBinary, ["-sS", "--retry", "0", "--resumable", "tus", "--chunk-size", "4M", "-T", tusPath, "http://127.0.0.1:\(port)/files"])
-                .finish(timeout: 120)
+        var uploads = [["--chunk-size", "4M", "-T", tusPath]]
+        if let parallel {
+            try parallel.write(to: URL(fileURLWithPath: parallelPath))
+            uploads.append(["--parallel", "2", "-T", parallelPath])
         }
-        #expect(upload.status == 0, "\(String(decoding: upload.stderr, as: UTF8.self))")
+        for arguments in uploads {
+            let upload = try await offPool {
+                try ChildProcess(formpostBinary, ["-sS", "--retry", "0", "--resumable", "tus"] + arguments + ["http://127.0.0.1:\(port)/files"]).finish(timeout: 120)
+            }
+            #expect(upload.status == 0, "\(arguments): \(String(decoding: upload.stderr, as: UTF8.self))")
+        }
 
         let contents = try await store.contents()
         let stored = Dictionary(contents.objects.filter { !$0.key.contains(".tus/") }.map { ($0.sha256, $0) }) { first, _ in first }
         #expect(stored[sha256Hex(form)]?.key == file.storedAs, "\(contents.objects.map(\.key))")
-        #expect(stored[sha256Hex(tus)]?.size == tus.count, "\(contents.objects.map(\.key))")
+        for sent in [tus] + (parallel.map { [$0] } ?? []) {
+            #expect(stored[sha256Hex(sent)]?.size == sent.count, "\(contents.objects.map(\.key))")
+        }
     }
 
     /// What the receiver `serve` printed on its standard error, once stopped.

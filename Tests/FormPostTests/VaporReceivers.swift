@@ -20,14 +20,14 @@ func whileVaporServes<T: Sendable>(_ routes: UploadRoutesConfiguration, _ body: 
 }
 
 /// Runs `body` with the port of a Vapor app in this process, on 127.0.0.1, whose routes
-/// `mount` adds. Stops it after `body` returns or throws.
-func whileVaporRuns<T: Sendable>(_ mount: (Application) throws -> Void, _ body: @Sendable (Int) async throws -> T) async throws -> T {
+/// `addRoutes` adds. Stops it after `body` returns or throws.
+func whileVaporRuns<T: Sendable>(_ addRoutes: (Application) throws -> Void, _ body: @Sendable (Int) async throws -> T) async throws -> T {
     let app = try await Application.make(Environment(name: "testing", arguments: ["formpost-tests"]))
     app.logger.logLevel = .critical
     app.http.server.configuration.idleTimeout = .seconds(60)
     let outcome: Result<T, any Error>
     do {
-        try mount(app)
+        try addRoutes(app)
         try await app.asyncBoot()
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         guard let port = app.http.server.shared.localAddress?.port else { throw ReceiverAdapter.AdapterError.notListening(.vapor) }

@@ -108,5 +108,7 @@ def serve(port, handler, tls=None):
     if tls:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(*tls)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        # The handshake in each connection's thread, not in accept(): a client that
+        # connects and says nothing holds up no other.
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
     server.serve_forever()

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -63,5 +64,5 @@ func main() {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]interface{}{"files": files})
 	})
-	http.ListenAndServe("127.0.0.1:"+os.Args[1], nil)
+	log.Fatal(http.ListenAndServe("127.0.0.1:"+os.Args[1], nil))
 }

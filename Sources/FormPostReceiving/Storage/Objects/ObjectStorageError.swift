@@ -12,6 +12,9 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
     /// The credentials could not be had, or renewed, from `source` (a role's, the container's,
     /// the instance's): `detail` says why.
     case credentialsUnavailable(source: String, detail: String)
+    /// The CA certificates to trust for the store's TLS connections (`AWS_CA_BUNDLE`) could
+    /// not be read from the file at `path`: `detail` says why.
+    case unreadableCABundle(path: String, detail: String)
 
     /// The failure, as a sentence.
     public var description: String {
@@ -27,6 +30,8 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
             return "the object store could not be reached for \(what): \(detail)"
         case .credentialsUnavailable(let source, let detail):
             return "no credentials for the object store from \(source): \(detail)"
+        case .unreadableCABundle(let path, let detail):
+            return "AWS_CA_BUNDLE \(path) gives no CA certificates for the object store's TLS connections: \(detail)"
         }
     }
 
@@ -40,7 +45,7 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
             if let code, Self.transientCodes.contains(code) { return true }
             return [408, 429, 500, 502, 503, 504].contains(status)
         case .unreachable, .credentialsUnavailable: return true
-        case .invalidURI, .noCredentials: return false
+        case .invalidURI, .noCredentials, .unreadableCABundle: return false
         }
     }
 
