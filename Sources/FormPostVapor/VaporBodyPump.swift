@@ -6,8 +6,9 @@ import Vapor
 
 /// Reads a Vapor request's streamed body with Vapor's `drain` (not its `AsyncSequence`,
 /// whose backpressure delegate can trap, vapor/vapor#3153), handing each buffer to the
-/// receiver as it asks for one. Vapor reads the next buffer only once the receiver took the
-/// one before: the future a buffer's handler returns completes when it is taken. The pump
+/// receiver as it asks for one. At most ``readAhead`` buffers wait for the receiver: the
+/// future the handler returns for the buffer that fills them completes only once the
+/// receiver took one, and Vapor reads no more until then. The pump
 /// also does what Vapor gives a handler no other way to do: ending the body for the
 /// receiver alone (``end()``: its read waiting throws as a cut connection's would, while
 /// the request's task goes on), and reading and dropping what a client still sends once the
@@ -17,8 +18,10 @@ final class VaporBodyPump: Sendable {
     private struct State {
         /// The receiver's read waiting for a buffer.
         var reader: CheckedContinuation<ByteBuffer?, any Error>?
-        /// A buffer read from Vapor, and the promise Vapor waits on before it reads on.
-        var offered: (buffer: ByteBuffer, taken: EventLoopPromise<Void>)?
+        /// Buffers read from Vapor that the receiver has not taken yet, in order.
+        var waiting = CircularBuffer<ByteBuffer>()
+        /// The promise Vapor waits on before it reads on, while ``readAhead`` buffers wait.
+        var held: EventLoopPromise<Void>?
         /// How the body ended, once it did (read to its end, or failed).
         var finished: Result<Void, any Error>?
         /// Whether the receiver is done with the body (``end()``): its reads throw, and
@@ -30,6 +33,10 @@ final class VaporBodyPump: Sendable {
         /// Whether ``whole`` was completed.
         var settled = false
     }
+
+    /// How many buffers read from Vapor may wait for the receiver: a few, so that Vapor's
+    /// reads and the receiver's work overlap (one alone cost a fifth more CPU per GiB).
+    static let readAhead = 4
 
     private let state = NIOLockedValueBox(State())
     private let eventLoop: any EventLoop
@@ -51,9 +58,9 @@ final class VaporBodyPump: Sendable {
             try await withCheckedThrowingContinuation { (reader: CheckedContinuation<ByteBuffer?, any Error>) in
                 let outcome: (Result<ByteBuffer?, any Error>, EventLoopPromise<Void>?)? = state.withLockedValue { state in
                     if state.ended || Task.isCancelled { return (.failure(ChannelError.eof), nil) }
-                    if let offered = state.offered {
-                        state.offered = nil
-                        return (.success(offered.buffer), offered.taken)
+                    if let buffer = state.waiting.popFirst() {
+                        defer { state.held = nil }
+                        return (.success(buffer), state.held)
                     }
                     if let finished = state.finished { return (finished.map { nil }, nil) }
                     state.reader = reader
@@ -71,13 +78,14 @@ final class VaporBodyPump: Sendable {
     /// Ends the body for the receiver: the read waiting (if any) and every read from now on
     /// throw. The pump goes on reading and dropping what the client sends.
     func end() {
-        let (reader, offered) = state.withLockedValue { state in
+        let (reader, held) = state.withLockedValue { state in
             state.ended = true
-            defer { (state.reader, state.offered) = (nil, nil) }
-            return (state.reader, state.offered)
+            state.waiting.removeAll()
+            defer { (state.reader, state.held) = (nil, nil) }
+            return (state.reader, state.held)
         }
         reader?.resume(throwing: ChannelError.eof)
-        offered?.taken.succeed()
+        held?.succeed()
     }
 
     /// Ends the body for the receiver (``end()``) and waits until the client's body has
@@ -107,33 +115,36 @@ final class VaporBodyPump: Sendable {
         return eventLoop.makeSucceededVoidFuture()
     }
 
-    /// Hands `buffer` to the receiver's read waiting, or keeps it until the receiver reads;
-    /// drops it once the receiver is done with the body, and refuses it once the pump
-    /// stopped reading.
+    /// Hands `buffer` to the receiver's read waiting, or keeps it until the receiver reads
+    /// (the future returned completes at once while fewer than ``readAhead`` wait, else once
+    /// the receiver took one); drops it once the receiver is done with the body, and refuses
+    /// it once the pump stopped reading.
     private func offer(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         enum Outcome {
-            case refused, dropped, handed(CheckedContinuation<ByteBuffer?, any Error>), kept(EventLoopFuture<Void>)
+            case refused, readOn, handed(CheckedContinuation<ByteBuffer?, any Error>), held(EventLoopFuture<Void>)
         }
         let outcome: Outcome = state.withLockedValue { state in
             if state.stopped { return .refused }
-            if state.ended { return .dropped }
+            if state.ended { return .readOn }
             if let reader = state.reader {
                 state.reader = nil
                 return .handed(reader)
             }
+            state.waiting.append(buffer)
+            if state.waiting.count < Self.readAhead { return .readOn }
             let taken = eventLoop.makePromise(of: Void.self)
-            state.offered = (buffer, taken)
-            return .kept(taken.futureResult)
+            state.held = taken
+            return .held(taken.futureResult)
         }
         switch outcome {
         case .refused:
             return eventLoop.makeFailedFuture(CancellationError())
-        case .dropped:
+        case .readOn:
             return eventLoop.makeSucceededVoidFuture()
         case .handed(let reader):
             reader.resume(returning: buffer)
             return eventLoop.makeSucceededVoidFuture()
-        case .kept(let taken):
+        case .held(let taken):
             return taken
         }
     }
@@ -166,11 +177,11 @@ final class VaporBodyPump: Sendable {
     /// request went away unread) completes what it still holds: NIO requires every promise
     /// to be completed.
     deinit {
-        let (offered, settles) = state.withLockedValue { state in
-            defer { (state.offered, state.settled) = (nil, true) }
-            return (state.offered, !state.settled)
+        let (held, settles) = state.withLockedValue { state in
+            defer { (state.held, state.settled) = (nil, true) }
+            return (state.held, !state.settled)
         }
-        offered?.taken.succeed()
+        held?.succeed()
         if settles { whole.succeed(false) }
     }
 }

@@ -61,7 +61,7 @@ extension ResumableUploadReceiver {
 extension Request {
     /// The parts of this request's `multipart/form-data` body, one at a time as the body
     /// streams (see ``FormPostReceiving/FormParts``); the route must stream the body. The
-    /// body is read with Vapor's `drain`, one buffer at a time as the parts are read; what a
+    /// body is read with Vapor's `drain`, a few buffers ahead of the parts read; what a
     /// handler leaves unread is read and dropped.
     ///
     /// - Throws: `MultipartError/missingBoundary(contentType:)` when the request is not multipart.
