@@ -6,9 +6,9 @@ import Vapor
 extension ReceiverRequest {
     /// The receivers' view of Vapor's `request`: its fields, `body` (its own streamed body
     /// when not given, read with Vapor's `drain` once iterated; the route must be registered
-    /// with `body: .stream`, else Vapor collects it first), the connection's peer as the client's address — never
-    /// `Forwarded` or `X-Forwarded-For`, which any client can send (Vapor's `peerAddress`
-    /// reads them) — and `connection`.
+    /// with `body: .stream`, else Vapor collects it first), the connection's peer as the
+    /// client's address — never `Forwarded` or `X-Forwarded-For`, which any client can send
+    /// (Vapor's `peerAddress` reads them) — and `connection`.
     public init(_ request: Request, body: ReceiverRequestBody? = nil, connection: (any ReceiverConnection)? = nil) {
         var fields = HTTPFields()
         for (name, value) in request.headers {

@@ -8,12 +8,11 @@ import Vapor
 /// whose backpressure delegate can trap, vapor/vapor#3153), handing each buffer to the
 /// receiver as it asks for one. At most ``readAhead`` buffers wait for the receiver: the
 /// future the handler returns for the buffer that fills them completes only once the
-/// receiver took one, and Vapor reads no more until then. The pump
-/// also does what Vapor gives a handler no other way to do: ending the body for the
-/// receiver alone (``end()``: its read waiting throws as a cut connection's would, while
-/// the request's task goes on), and reading and dropping what a client still sends once the
-/// receiver is done with the body, so that Vapor reads the connection on
-/// (``drained(within:)``).
+/// receiver took one, and Vapor reads no more until then. The pump also does what Vapor
+/// gives a handler no other way to do: ending the body for the receiver alone (``end()``:
+/// its read waiting throws as a cut connection's would, while the request's task goes on),
+/// and reading and dropping what a client still sends once the receiver is done with the
+/// body, so that Vapor reads the connection on (``drained(within:)``).
 final class VaporBodyPump: Sendable {
     private struct State {
         /// The receiver's read waiting for a buffer.
