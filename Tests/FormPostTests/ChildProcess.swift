@@ -26,6 +26,8 @@ final class ChildProcess: @unchecked Sendable {
         case discard
         /// To the test runner's own stream.
         case inherit
+        /// To a copy of this descriptor of the test runner's, which stays the runner's to close.
+        case descriptor(Int32)
     }
 
     /// What a child that ended left.
@@ -96,6 +98,9 @@ final class ChildProcess: @unchecked Sendable {
                 // Kept open through POSIX_SPAWN_CLOEXEC_DEFAULT (below).
                 posix_spawn_file_actions_addinherit_np(&actions, descriptor)
                 #endif
+                return -1
+            case .descriptor(let given):
+                posix_spawn_file_actions_adddup2(&actions, given, descriptor)
                 return -1
             }
         }

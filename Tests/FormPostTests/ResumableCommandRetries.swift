@@ -61,23 +61,26 @@ extension TusClientTests {
         let uploads = try SampleDirectory()
         let file = try directory.file("big.bin", size: 2 << 20, seed: 9)
         let expected = sha256Hex(try Data(contentsOf: URL(fileURLWithPath: file)))
-        // The answer goes to a FIFO nobody reads: the run blocks opening it, with the upload complete.
-        let fifo = directory.path + "/answer.fifo"
-        #expect(mkfifo(fifo, 0o600) == 0)
+        // The first run writes the server's answer to `-o` once the upload is complete, then
+        // blocks printing its report to a pipe that is full, and is killed there: the report
+        // (and forgetting the upload, which follows it) never happens.
+        let report = try FullPipe()
+        defer { report.closeEnds() }
+        let firstAnswer = directory.path + "/first-answer"
         let answer = directory.path + "/answer.json"
         let state = "XDG_STATE_HOME=" + directory.path + "/state"
         let (second, stored) = try await withUploadServer(directory: uploads.path, resumableExpiry: .seconds(3600)) { port in
             try await offPool { () -> (ChildProcess.Finished, [String]) in
                 let arguments = Self.resumableArguments(mode, file: file, port: port)
-                let first = try ChildProcess("env", [state, formpostBinary, "-s", "--json", "-o", fifo] + arguments, stdout: .discard, stderr: .discard)
-                var files: [String] = []
-                for _ in 0..<600 where files.isEmpty {
-                    usleep(50_000)
-                    files = try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") }
-                }
-                usleep(200_000)
+                let first = try ChildProcess("env", [state, formpostBinary, "-s", "--json", "-o", firstAnswer] + arguments,
+                                             stdout: .descriptor(report.writeEnd), stderr: .discard)
+                // However long a busy machine takes: the answer's file appears only once the upload is complete.
+                let deadline = Date().addingTimeInterval(120)
+                while !FileManager.default.fileExists(atPath: firstAnswer), first.isRunning, Date() < deadline { usleep(20_000) }
+                let answered = FileManager.default.fileExists(atPath: firstAnswer)
                 kill(first.pid, SIGKILL)
-                _ = try? first.finish()
+                let killed = try first.finish()
+                try #require(answered && killed.status == 128 + SIGKILL, "the first run completed the upload and was killed before its report: exit \(killed.status)")
                 let second = try ChildProcess("env", [state, formpostBinary, "-s", "--json", "-o", answer] + arguments).finish()
                 return (second, try FileManager.default.contentsOfDirectory(atPath: uploads.path).filter { !$0.hasPrefix(".") })
             }
