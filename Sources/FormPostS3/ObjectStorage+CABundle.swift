@@ -9,9 +9,9 @@ extension ObjectStorage {
     /// `path` instead of the system's, as AWS's SDKs do with `AWS_CA_BUNDLE` (a store
     /// behind a private CA: Ceph's RADOS Gateway or MinIO on an internal network): one for
     /// the requests, one for the leases, made as ``defaultClient`` and
-    /// ``defaultLeaseClient`` are. The store's connections only: STS, the container's and
-    /// the instance's credential endpoints are reached with the system's trust. Made once
-    /// per file and process, on first use; never shut down.
+    /// ``defaultLeaseClient`` are; STS is asked with the first. The container's and the
+    /// instance's credential endpoints are reached with the system's trust, as AWS's SDKs
+    /// reach them. Made once per file and process, on first use; never shut down.
     ///
     /// - Throws: `ObjectStorageError/unreadableCABundle(path:detail:)` when the file holds no
     ///   PEM certificate that can be read.

@@ -162,10 +162,11 @@ public struct ObjectStorage: Sendable {
     /// expire; the region `region`, else `AWS_REGION`, else `AWS_DEFAULT_REGION`, else
     /// `us-east-1`. Without `endpoint`, Amazon S3's own for the region, virtual-hosted.
     /// Credentials that must be fetched are fetched with the first request (``check()``).
-    /// With `AWS_CA_BUNDLE` set and no `client` given, TLS connections to the store trust
-    /// the CA certificates of that PEM file instead of the system's
-    /// (``clients(trustingCABundle:)``; those to STS and the other credential endpoints do
-    /// not).
+    /// With a CA bundle (`AWS_CA_BUNDLE`, else the profile's `ca_bundle` in the shared config
+    /// file), TLS connections to STS, and to the store when no `client` is given, trust the
+    /// CA certificates of that PEM file instead of the system's
+    /// (``clients(trustingCABundle:)``), as AWS's SDKs do; those to the container's and the
+    /// instance's credential endpoints keep the system's.
     ///
     /// - Throws: `ObjectStorageError/invalidURI(_:)`, `ObjectStorageError/noCredentials`,
     ///   `ObjectStorageError/credentialsUnavailable(source:detail:)` for a profile that
@@ -179,8 +180,13 @@ public struct ObjectStorage: Sendable {
         guard Self.isBucketName(bucket) else { throw ObjectStorageError.invalidURI(uri) }
         let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
         let region = region ?? S3CredentialsLookup.region(environment: environment) ?? "us-east-1"
-        guard let resolved = try S3CredentialsLookup.resolve(environment: environment, region: region,
-                                                         readFile: { try? String(contentsOfFile: $0, encoding: .utf8) }) else {
+        let readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }
+        var trusting: (client: HTTPClient, leaseClient: HTTPClient)?
+        if let bundle = S3CredentialsLookup.caBundle(environment: environment, readFile: readFile) {
+            trusting = try clients(trustingCABundle: bundle)
+        }
+        guard let resolved = try S3CredentialsLookup.resolve(environment: environment, region: region, stsClient: trusting?.client ?? defaultClient,
+                                                             readFile: readFile) else {
             throw ObjectStorageError.noCredentials
         }
         let keys: S3Credentials
@@ -196,8 +202,8 @@ public struct ObjectStorage: Sendable {
                                     sessionToken: keys.sessionToken, client: client)
         storage.credentialsCache = cache
         storage.credentialsSource = resolved.source
-        if let bundle = environment["AWS_CA_BUNDLE"], !bundle.isEmpty, client === defaultClient {
-            (storage.client, storage.leaseClient) = try clients(trustingCABundle: bundle)
+        if let trusting, client === defaultClient {
+            (storage.client, storage.leaseClient) = trusting
         }
         return storage
     }

@@ -8,8 +8,9 @@ import Foundation
 #endif
 
 /// A request to a credential service (STS, the container's endpoint, the instance's
-/// metadata), sent with ``ObjectStorage/defaultClient`` (no redirect followed) up to
-/// `attempts` times while it cannot connect or is answered 5xx or 429, each within `timeout`.
+/// metadata), sent with ``ObjectStorage/defaultClient`` or the client given (no redirect
+/// followed) up to `attempts` times while it cannot connect or is answered 5xx or 429, each
+/// within `timeout`.
 enum S3CredentialsRequest {
     /// An answer: its status and body (at most 1 MiB).
     struct Answer {
@@ -17,19 +18,19 @@ enum S3CredentialsRequest {
         let body: String
     }
 
-    /// `request` sent for `source` (named in the error), up to `attempts` times while no
-    /// answer comes, or it is 5xx, 429, or a 400 whose XML error's code is one of
-    /// `retriedCodes` (STS's throttling, as AWS's SDKs retry it).
+    /// `request` sent with `client` for `source` (named in the error), up to `attempts`
+    /// times while no answer comes, or it is 5xx, 429, or a 400 whose XML error's code is
+    /// one of `retriedCodes` (STS's throttling, as AWS's SDKs retry it).
     ///
     /// - Throws: `ObjectStorageError/credentialsUnavailable(source:detail:)` when no answer
     ///   came, or the last was 5xx or 429 (or a retried code).
     static func send(_ request: HTTPClientRequest, source: String, attempts: Int = 3, timeout: TimeAmount = .seconds(5),
-                     retriedCodes: Set<String> = []) async throws -> Answer {
+                     retriedCodes: Set<String> = [], client: HTTPClient = ObjectStorage.defaultClient) async throws -> Answer {
         var detail = ""
         for attempt in 1...attempts {
             if attempt > 1 { try await Task.sleep(for: .milliseconds(Int64.random(in: 50...(100 << attempt)))) }
             do {
-                let response = try await ObjectStorage.defaultClient.execute(request, timeout: timeout)
+                let response = try await client.execute(request, timeout: timeout)
                 let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
                 let status = Int(response.status.code)
                 let retriedCode = status == 400 ? S3XML.text(of: "Code", in: body).flatMap { retriedCodes.contains($0) ? $0 : nil } : nil

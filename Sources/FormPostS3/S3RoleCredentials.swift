@@ -27,6 +27,9 @@ struct S3RoleCredentials: S3CredentialsProvider {
     /// STS's address: `AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL`, else the region's.
     let endpoint: String
     let region: String
+    /// The client STS is asked with: one that trusts the CA bundle AWS's SDKs are given
+    /// (``ObjectStorage/clients(trustingCABundle:)``), else ``ObjectStorage/defaultClient``.
+    let client: HTTPClient
 
     var source: String {
         switch assumption {
@@ -65,7 +68,7 @@ struct S3RoleCredentials: S3CredentialsProvider {
             }
         }
         request.body = .bytes(ByteBuffer(string: body))
-        let answer = try await S3CredentialsRequest.send(request, source: source, retriedCodes: Self.retriedCodes)
+        let answer = try await S3CredentialsRequest.send(request, source: source, retriedCodes: Self.retriedCodes, client: client)
         guard answer.status == 200, let key = S3XML.text(of: "AccessKeyId", in: answer.body),
               let secret = S3XML.text(of: "SecretAccessKey", in: answer.body) else {
             let reason = [S3XML.text(of: "Code", in: answer.body), S3XML.text(of: "Message", in: answer.body)].compactMap { $0 }.joined(separator: ": ")

@@ -3,8 +3,9 @@ import Foundation
 import FormPostReceiving
 import Testing
 
-/// `AWS_CA_BUNDLE`, as AWS's SDKs read it: the CA certificates the store's TLS connections
-/// trust. `PartChecksumTests.unsignedOverTLS` runs a receiver trusting a test CA so.
+/// `AWS_CA_BUNDLE` (else the profile's `ca_bundle`), as AWS's SDKs read it: the CA
+/// certificates the store's and STS's TLS connections trust. `PartChecksumTests.unsignedOverTLS`
+/// runs a receiver trusting a test CA so, `S3CredentialSourceTests.stsTrustingCABundle` STS.
 @Suite struct S3CABundleTests {
     let keys = ["AWS_ACCESS_KEY_ID": "key", "AWS_SECRET_ACCESS_KEY": "secret"]
 
@@ -20,9 +21,29 @@ import Testing
                 _ = try ObjectStorage.fromEnvironment(uri: "s3://formpost-test", endpoint: "https://127.0.0.1:9", environment: environment)
             } throws: { error in
                 guard case .unreadableCABundle(path, _)? = error as? ObjectStorageError else { return false }
-                return "\(error)".contains("AWS_CA_BUNDLE \(path)") && !(error as! ObjectStorageError).isTransient
+                return "\(error)".contains("the CA bundle \(path) (AWS_CA_BUNDLE") && !(error as! ObjectStorageError).isTransient
             }
         }
+    }
+
+    @Test("the CA bundle is AWS_CA_BUNDLE, else the ca_bundle of the profile AWS_PROFILE (else default) in the shared config file, as botocore reads it")
+    func bundleLookup() {
+        let config = """
+            [default]
+            ca_bundle = /etc/default.pem
+            [profile uploader]
+            ca_bundle = /etc/uploader.pem
+            [profile plain]
+            region = eu-west-1
+            """
+        func bundle(_ environment: [String: String]) -> String? {
+            S3CredentialsLookup.caBundle(environment: environment.merging(["AWS_CONFIG_FILE": "/config"]) { old, _ in old }) { $0 == "/config" ? config : nil }
+        }
+        #expect(bundle([:]) == "/etc/default.pem")
+        #expect(bundle(["AWS_PROFILE": "uploader"]) == "/etc/uploader.pem")
+        #expect(bundle(["AWS_PROFILE": "plain"]) == nil)
+        #expect(bundle(["AWS_PROFILE": "uploader", "AWS_CA_BUNDLE": "/etc/variable.pem"]) == "/etc/variable.pem")
+        #expect(bundle(["AWS_CONFIG_FILE": "/elsewhere"]) == nil)
     }
 
     @Test("a readable AWS_CA_BUNDLE gives the storage clients of its own (one per file, made once), and none without it")

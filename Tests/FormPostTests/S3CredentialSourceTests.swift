@@ -74,11 +74,13 @@ import Testing
     }
 
     /// The stand-ins and their proxy before `store`, credentials living `lifetime` seconds,
-    /// in `mode` if any: the process, the stand-ins' port and the proxy's, both listening.
-    static func standins(before store: MotoStore, lifetime: String, mode: String? = nil) async throws -> (ChildProcess, Int, Int) {
+    /// in `mode` if any, the stand-ins over HTTPS with `tls`'s certificate if given: the
+    /// process, the stand-ins' port and the proxy's, both listening.
+    static func standins(before store: MotoStore, lifetime: String, mode: String? = nil, tls: TLSFixtures? = nil) async throws -> (ChildProcess, Int, Int) {
         let (standinPort, proxyPort) = (try freePort(), try freePort())
-        let standins = try ChildProcess("python3", [Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
-                                                    String(store.port), lifetime] + (mode.map { [$0] } ?? []), stdout: .discard)
+        let https = tls.map { ["STANDINS_TLS=\($0.certificatePath):\($0.keyPath)"] } ?? []
+        let standins = try ChildProcess("env", https + ["python3", Subprocess.interopScript("aws_credential_standins.py"), String(standinPort), String(proxyPort),
+                                                        String(store.port), lifetime] + (mode.map { [$0] } ?? []), stdout: .discard)
         try await RawSocket.waitForListener(port: standinPort)
         try await RawSocket.waitForListener(port: proxyPort)
         return (standins, standinPort, proxyPort)
@@ -93,9 +95,10 @@ import Testing
 
         var description: String { "issued \(issued), accepted \(accepted), expired \(expired), throttled \(throttled)" }
 
-        /// What the stand-ins on `port` counted so far.
-        static func of(standins port: Int) async throws -> Stats {
-            let data = try await offPool { try Subprocess.runForBytes("curl", ["-sS", "http://127.0.0.1:\(port)/stats"]) }
+        /// What the stand-ins on `port` (over HTTPS with `tls`'s CA if given) counted so far.
+        static func of(standins port: Int, tls: TLSFixtures? = nil) async throws -> Stats {
+            let address = tls.map { ["--cacert", $0.caPath, "https://127.0.0.1:\(port)/stats"] } ?? ["http://127.0.0.1:\(port)/stats"]
+            let data = try await offPool { try Subprocess.runForBytes("curl", ["-sS"] + address) }
             return try JSONDecoder().decode(Stats.self, from: data)
         }
     }
@@ -165,6 +168,40 @@ import Testing
         let lines = String(decoding: finished.stderr, as: UTF8.self)
         #expect(lines.contains("credentials from web identity (\(directory.path)/token) for the role arn:aws:iam::123456789012:role/formpost"), "\(lines)")
         #expect(!lines.contains("formpost-web-identity-token"))
+    }
+
+    @Test("STS over HTTPS behind a private CA: trusted through AWS_CA_BUNDLE or the profile's ca_bundle, the role's credentials come and the store takes the probe; with neither, STS's certificate is refused")
+    func stsTrustingCABundle() async throws {
+        let tls = try TLSFixtures()
+        let store = try await MotoStore()
+        let (standins, standinPort, proxyPort) = try await Self.standins(before: store, lifetime: "600", tls: tls)
+        defer { standins.stop() }
+        for trust in ["AWS_CA_BUNDLE", "ca_bundle", "none"] {
+            let directory = try SampleDirectory()
+            var environment = try environment(for: .assumeRole, standins: standinPort, in: directory)
+            environment["AWS_ENDPOINT_URL_STS"] = "https://127.0.0.1:\(standinPort)"
+            if trust == "AWS_CA_BUNDLE" { environment["AWS_CA_BUNDLE"] = tls.caPath }
+            if trust == "ca_bundle", let config = environment["AWS_CONFIG_FILE"] {
+                let text = try String(contentsOfFile: config, encoding: .utf8)
+                try text.replacingOccurrences(of: "[profile uploader]\n", with: "[profile uploader]\nca_bundle = \(tls.caPath)\n")
+                    .write(toFile: config, atomically: true, encoding: .utf8)
+            }
+            let storage = try ObjectStorage.fromEnvironment(uri: "s3://\(store.bucket)/uploads", endpoint: "http://127.0.0.1:\(proxyPort)", pathStyle: true,
+                                                            environment: environment)
+            guard trust == "none" else {
+                try await storage.check()
+                continue
+            }
+            do {
+                try await storage.check()
+                Issue.record("STS's certificate was trusted without the CA bundle")
+            } catch let error as ObjectStorageError {
+                guard case .credentialsUnavailable = error else { Issue.record("\(error)"); continue }
+                #expect(error.description.lowercased().contains("certificate"), "\(error)")
+            }
+        }
+        let stats = try await Stats.of(standins: standinPort, tls: tls)
+        #expect(stats.issued["assume-role"] == 2 && stats.accepted >= 2, "\(stats)")
     }
 
     @Test("the instance's metadata with IMDSv1 only (its token answered 403): credentials had without a token, as AWS's SDKs fall back; refused with AWS_EC2_METADATA_V1_DISABLED=true")

@@ -31,7 +31,8 @@ SecretAccessKey, session token) valid for LIFETIME_SECONDS (a float is fine) fro
                                     "expired": n, "bad-signature": n, "unknown-key": n,
                                     "throttled": n}
 Refusals take the shape the real services give them (STS's XML error, the container
-endpoint's JSON, S3's XML error).
+endpoint's JSON, S3's XML error). With STANDINS_TLS=CERTIFICATE_PEM:KEY_PEM in the
+environment, the stand-ins speak HTTPS (an STS behind a private CA).
 
 On 127.0.0.1:PROXY_PORT, every request must carry an `Authorization: AWS4-HMAC-SHA256 …`
 header signed by a known key: one handed out above (with its `x-amz-security-token`, until
@@ -49,6 +50,7 @@ import hashlib
 import hmac
 import http.server
 import json
+import os
 import re
 import secrets
 import string
@@ -59,7 +61,7 @@ import urllib.parse
 import uuid
 from xml.sax.saxutils import escape
 
-from s3_forwarding import forward
+from s3_forwarding import forward, serve
 
 STANDIN_PORT, PROXY_PORT, UPSTREAM = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 LIFETIME = float(sys.argv[4])
@@ -428,11 +430,6 @@ class Proxy(Base):
         return forward(self, body, UPSTREAM)
 
 
-http.server.ThreadingHTTPServer.daemon_threads = True
-# Many clients connect at once (a test sends dozens of requests together): a backlog of 5
-# would refuse some connections, which the client would count as failures.
-http.server.ThreadingHTTPServer.request_queue_size = 128
-standins = http.server.ThreadingHTTPServer(("127.0.0.1", STANDIN_PORT), StandIns)
-proxy = http.server.ThreadingHTTPServer(("127.0.0.1", PROXY_PORT), Proxy)
-threading.Thread(target=standins.serve_forever, daemon=True).start()
-proxy.serve_forever()
+tls = os.environ.get("STANDINS_TLS")
+threading.Thread(target=serve, args=(STANDIN_PORT, StandIns, tuple(tls.split(":", 1)) if tls else None), daemon=True).start()
+serve(PROXY_PORT, Proxy)

@@ -12,8 +12,8 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
     /// The credentials could not be had, or renewed, from `source` (a role's, the container's,
     /// the instance's): `detail` says why.
     case credentialsUnavailable(source: String, detail: String)
-    /// The CA certificates to trust for the store's TLS connections (`AWS_CA_BUNDLE`) could
-    /// not be read from the file at `path`: `detail` says why.
+    /// The CA certificates to trust for the store's and STS's TLS connections (`AWS_CA_BUNDLE`,
+    /// else the profile's `ca_bundle`) could not be read from the file at `path`: `detail` says why.
     case unreadableCABundle(path: String, detail: String)
 
     /// The failure, as a sentence.
@@ -31,7 +31,7 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
         case .credentialsUnavailable(let source, let detail):
             return "no credentials for the object store from \(source): \(detail)"
         case .unreadableCABundle(let path, let detail):
-            return "AWS_CA_BUNDLE \(path) gives no CA certificates for the object store's TLS connections: \(detail)"
+            return "the CA bundle \(path) (AWS_CA_BUNDLE, else the profile's ca_bundle) gives no CA certificates for TLS: \(detail)"
         }
     }
 
