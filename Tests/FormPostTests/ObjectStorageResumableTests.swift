@@ -145,7 +145,7 @@ struct ObjectStorageResumableTests {
         let killed = try await offPool { () -> Bool in
             for _ in 0..<2400 {
                 let tookOne = receivers.log(0).split(separator: "\n").contains { $0.contains(appended) && $0.contains("status=204") }
-                if tookOne, receivers.proxyLog.last { $0.hasPrefix("connected to") } == "connected to \(receivers.ports[0])" {
+                if tookOne, receivers.proxyLog.last(where: { $0.hasPrefix("connected to") }) == "connected to \(receivers.ports[0])" {
                     kill(receivers.processes[0].pid, SIGKILL)
                     return true
                 }
