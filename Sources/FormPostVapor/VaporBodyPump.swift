@@ -150,13 +150,22 @@ final class VaporBodyPump: Sendable {
 
     /// The body ended as `result` says: a read waiting gets its end (or its failure).
     private func finish(_ result: Result<Void, any Error>) {
-        let (reader, settles) = state.withLockedValue { state in
+        let reader = state.withLockedValue { state in
             state.finished = result
-            defer { (state.reader, state.settled) = (nil, true) }
-            return (state.reader, !state.settled)
+            defer { state.reader = nil }
+            return state.reader
         }
         reader?.resume(with: result.map { nil })
-        if settles { whole.succeed((try? result.get()) != nil) }
+        settle((try? result.get()) != nil)
+    }
+
+    /// Completes ``whole`` with `read`, unless it was completed already.
+    private func settle(_ read: Bool) {
+        let first = state.withLockedValue { state in
+            defer { state.settled = true }
+            return !state.settled
+        }
+        if first { whole.succeed(read) }
     }
 
     /// Stops reading the body: the next buffer Vapor hands over is refused, after which
@@ -164,24 +173,20 @@ final class VaporBodyPump: Sendable {
     /// closes the connection). ``drained(within:)`` calls it after ``end()``, so no buffer
     /// waits for the receiver then.
     private func stop() {
-        let settles = state.withLockedValue { state in
-            state.stopped = true
-            defer { state.settled = true }
-            return !state.settled
-        }
-        if settles { whole.succeed(false) }
+        state.withLockedValue { $0.stopped = true }
+        settle(false)
     }
 
     /// A pump let go of before its body ended (Vapor gave its body to another reader, or the
     /// request went away unread) completes what it still holds: NIO requires every promise
     /// to be completed.
     deinit {
-        let (held, settles) = state.withLockedValue { state in
-            defer { (state.held, state.settled) = (nil, true) }
-            return (state.held, !state.settled)
+        let held = state.withLockedValue { state in
+            defer { state.held = nil }
+            return state.held
         }
         held?.succeed()
-        if settles { whole.succeed(false) }
+        settle(false)
     }
 }
 
