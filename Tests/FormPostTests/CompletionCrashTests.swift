@@ -105,6 +105,18 @@ struct CompletionCrashTests {
         }
     }
 
+    @Test("tus: HEAD on a complete upload whose completion keeps failing answers 503 with Retry-After: 1, as the draft's receiver answers a completion still under way (it is taken up again within moments), not the 60 s of a receiver that takes no more uploads")
+    func tusHeadWhileCompletionFails() async throws {
+        let uploads = try SampleDirectory()
+        let fault = StepFault(.failAlways, at: .beforeLink)
+        try await withFaultyServer(directory: uploads.path, fault: fault) { port in
+            let url = try await createTus(base: "http://127.0.0.1:\(port)")
+            #expect(try await tus("PATCH", url, body: Self.content, headers: [Self.uploadOffset: "0"]).status == 500)
+            let head = try await tus("HEAD", url)
+            #expect(head.status == 503 && head.headers[.retryAfter] == "1", "\(head.status), Retry-After \(head.headers[.retryAfter] ?? "none")")
+        }
+    }
+
     /// One step held at a time: a held step holds one of the few threads of NIO's pool.
     @Test("tus: HEAD while a completion is held at a step answers the full length, never 0, and the completion then stores the upload once",
           .serialized, arguments: CompletionStep.ofOneFile)

@@ -26,7 +26,8 @@ extension TusReceiver {
             } catch let failure as UploadStorageFailure where failure == .notFound || failure == .expired || failure == .lost {
                 throw failure
             } catch {
-                throw TusFailure(.serviceUnavailable, "the upload is complete and still being stored: ask again")
+                // As the draft's receiver answers it: a completion is taken up again within moments.
+                throw TusFailure(.serviceUnavailable, "the upload is complete and still being stored: ask again", retryAfter: 1)
             }
         }
         return Self.headAnswer(upload.info, offset: upload.offset, expires: HTTPDate.string(secondsSince1970: uploads.expires(upload)), basePath: basePath)

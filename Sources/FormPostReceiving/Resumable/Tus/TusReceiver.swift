@@ -197,7 +197,7 @@ public struct TusReceiver: Sendable {
         switch error {
         case let failure as TusFailure:
             response = Self.answer(failure.status, message: failure.message)
-            if failure.status == .serviceUnavailable { response.headers[.retryAfter] = "60" }
+            if failure.status == .serviceUnavailable { response.headers[.retryAfter] = String(failure.retryAfter) }
         case let failure as UploadStorageFailure:
             response = Self.answer(failure.status, message: failure.message)
         case ReceiverFailure.unavailable(let detail):
