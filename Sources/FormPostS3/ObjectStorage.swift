@@ -26,7 +26,8 @@ import Foundation
 /// part is held whole before it is sent, so the store checks each one's bytes against the
 /// signature) — except, as AWS's SDKs send them, a part that carries its CRC32 over TLS,
 /// which goes as `UNSIGNED-PAYLOAD` — and sent with `client` (AsyncHTTPClient's shared
-/// client unless given; with `AWS_CA_BUNDLE`, ``clients(trustingCABundle:)``).
+/// client unless given; with a CA bundle, `AWS_CA_BUNDLE` or the profile's `ca_bundle`,
+/// ``clients(trustingCABundle:)``).
 public struct ObjectStorage: Sendable {
     /// The bucket.
     public var bucket: String
@@ -181,13 +182,23 @@ public struct ObjectStorage: Sendable {
         let prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
         let region = region ?? S3CredentialsLookup.region(environment: environment) ?? "us-east-1"
         let readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) }
-        var trusting: (client: HTTPClient, leaseClient: HTTPClient)?
-        if let bundle = S3CredentialsLookup.caBundle(environment: environment, readFile: readFile) {
-            trusting = try clients(trustingCABundle: bundle)
-        }
-        guard let resolved = try S3CredentialsLookup.resolve(environment: environment, region: region, stsClient: trusting?.client ?? defaultClient,
-                                                             readFile: readFile) else {
+        guard var resolved = try S3CredentialsLookup.resolve(environment: environment, region: region, readFile: readFile) else {
             throw ObjectStorageError.noCredentials
+        }
+        // The CA bundle is read only for connections that use it: the store's own (unless a
+        // client is given) and STS's.
+        var trusting: (client: HTTPClient, leaseClient: HTTPClient)?
+        let asksSTS: Bool
+        if case .provider(let provider) = resolved { asksSTS = provider is S3RoleCredentials } else { asksSTS = false }
+        if client === defaultClient || asksSTS, let bundle = S3CredentialsLookup.caBundle(environment: environment, readFile: readFile) {
+            do {
+                trusting = try clients(trustingCABundle: bundle.path)
+            } catch ObjectStorageError.unreadableCABundle(let path, let detail) {
+                throw ObjectStorageError.unreadableCABundle(path: path, detail: "named by \(bundle.namedBy); \(detail)")
+            }
+        }
+        if let trusting, case .provider(let provider) = resolved, let role = provider as? S3RoleCredentials {
+            resolved = .provider(role.asking(with: trusting.client))
         }
         let keys: S3Credentials
         var cache: S3CredentialsCache?

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import FormPostReceiving
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -38,14 +37,13 @@ package enum S3CredentialsLookup {
 
     /// The credentials `environment` leads to, the shared files read with `readFile` (which
     /// returns nil for a file that is not there); nil only when the instance's metadata is
-    /// disabled and nothing else names any. STS is asked in `region`, with `stsClient`.
+    /// disabled and nothing else names any. STS is asked in `region`.
     ///
     /// - Throws: `ObjectStorageError/credentialsUnavailable(source:detail:)` for a profile
     ///   named that is in neither file, a role it cannot assume (`credential_source`, a
     ///   chained role), or an SSO profile — rather than the next source's credentials,
     ///   which would be another identity's.
-    package static func resolve(environment: [String: String], region: String, stsClient: HTTPClient = ObjectStorage.defaultClient,
-                                readFile: (String) -> String?) throws -> Resolved? {
+    package static func resolve(environment: [String: String], region: String, readFile: (String) -> String?) throws -> Resolved? {
         if let key = nonEmpty(environment["AWS_ACCESS_KEY_ID"]), let secret = nonEmpty(environment["AWS_SECRET_ACCESS_KEY"]) {
             return .keys(Found(credentials: S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(environment["AWS_SESSION_TOKEN"])),
                                source: "environment"))
@@ -62,14 +60,13 @@ package enum S3CredentialsLookup {
         if let role = nonEmpty(profile.values["role_arn"]) {
             if let tokenFile = nonEmpty(profile.values["web_identity_token_file"]) {
                 return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName, assumption: .webIdentity(tokenFile: tokenFile),
-                                                   endpoint: sts, region: region, client: stsClient))
+                                                   endpoint: sts, region: region))
             }
             if let sourceName = nonEmpty(profile.values["source_profile"]) {
                 let source = profileValues(sourceName, environment: environment, readFile: readFile)
                 if let keys = keys(in: source.values) {
                     return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName,
-                                                       assumption: .sourceCredentials(keys, from: "the profile \(sourceName)"), endpoint: sts, region: region,
-                                                       client: stsClient))
+                                                       assumption: .sourceCredentials(keys, from: "the profile \(sourceName)"), endpoint: sts, region: region))
                 }
             }
             throw ObjectStorageError.credentialsUnavailable(
@@ -80,8 +77,7 @@ package enum S3CredentialsLookup {
                 source: source, detail: "SSO profiles are not read: set credential_process = aws configure export-credentials --profile \(profileName) --format process")
         }
         if let tokenFile = nonEmpty(environment["AWS_WEB_IDENTITY_TOKEN_FILE"]), let role = nonEmpty(environment["AWS_ROLE_ARN"]) {
-            return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName, assumption: .webIdentity(tokenFile: tokenFile), endpoint: sts, region: region,
-                                               client: stsClient))
+            return .provider(S3RoleCredentials(roleARN: role, sessionName: sessionName, assumption: .webIdentity(tokenFile: tokenFile), endpoint: sts, region: region))
         }
         if let keys = keys(in: profile.values) {
             return .keys(Found(credentials: keys, source: "profile \(profileName) in \(profile.where)"))
@@ -115,8 +111,8 @@ package enum S3CredentialsLookup {
         let home = nonEmpty(environment["HOME"])
         var values: [String: String] = [:]
         var places: [String] = []
-        if let path = configFile(environment: environment), let text = readFile(path) {
-            let found = profileValues(configSection(name), in: text)
+        if let path = nonEmpty(environment["AWS_CONFIG_FILE"]) ?? home.map({ $0 + "/.aws/config" }), let text = readFile(path) {
+            let found = profileValues(name == "default" ? "default" : "profile " + name, in: text)
             if !found.isEmpty { places.append(path) }
             values.merge(found) { _, new in new }
         }
@@ -128,23 +124,15 @@ package enum S3CredentialsLookup {
         return (values, places.joined(separator: " and "))
     }
 
-    /// The shared config file: `AWS_CONFIG_FILE`, else `~/.aws/config`.
-    private static func configFile(environment: [String: String]) -> String? {
-        nonEmpty(environment["AWS_CONFIG_FILE"]) ?? nonEmpty(environment["HOME"]).map { $0 + "/.aws/config" }
-    }
-
-    /// The section of the profile `name` in the shared config file.
-    private static func configSection(_ name: String) -> String {
-        name == "default" ? "default" : "profile " + name
-    }
-
     /// The PEM file of CA certificates AWS's SDKs trust for their TLS connections to the
-    /// store and to STS: `AWS_CA_BUNDLE`, else the `ca_bundle` of the profile `AWS_PROFILE`
-    /// (else `default`) in the shared config file (read with `readFile`); nil for the system's.
-    package static func caBundle(environment: [String: String], readFile: (String) -> String?) -> String? {
-        if let bundle = nonEmpty(environment["AWS_CA_BUNDLE"]) { return bundle }
-        guard let path = configFile(environment: environment), let text = readFile(path) else { return nil }
-        return nonEmpty(profileValues(configSection(nonEmpty(environment["AWS_PROFILE"]) ?? "default"), in: text)["ca_bundle"])
+    /// store and to STS, and what names it: `AWS_CA_BUNDLE`, else the `ca_bundle` of the
+    /// profile `AWS_PROFILE` (else `default`) in the shared files (read with `readFile`;
+    /// the credentials file's section wins, as in botocore); nil for the system's trust.
+    package static func caBundle(environment: [String: String], readFile: (String) -> String?) -> (path: String, namedBy: String)? {
+        if let bundle = nonEmpty(environment["AWS_CA_BUNDLE"]) { return (bundle, "AWS_CA_BUNDLE") }
+        let name = nonEmpty(environment["AWS_PROFILE"]) ?? "default"
+        let profile = profileValues(name, environment: environment, readFile: readFile)
+        return nonEmpty(profile.values["ca_bundle"]).map { ($0, "ca_bundle of the profile \(name) in \(profile.where)") }
     }
 
     /// The long-term keys among a profile's values.

@@ -27,9 +27,17 @@ struct S3RoleCredentials: S3CredentialsProvider {
     /// STS's address: `AWS_ENDPOINT_URL_STS`, else `AWS_ENDPOINT_URL`, else the region's.
     let endpoint: String
     let region: String
-    /// The client STS is asked with: one that trusts the CA bundle AWS's SDKs are given
-    /// (``ObjectStorage/clients(trustingCABundle:)``), else ``ObjectStorage/defaultClient``.
-    let client: HTTPClient
+    /// The client STS is asked with: ``ObjectStorage/defaultClient``, or one that trusts the
+    /// CA bundle AWS's SDKs are given (``asking(with:)``).
+    private(set) var client: HTTPClient = ObjectStorage.defaultClient
+
+    /// The same role, STS asked with `client` (one that trusts a CA bundle:
+    /// ``ObjectStorage/clients(trustingCABundle:)``).
+    func asking(with client: HTTPClient) -> S3RoleCredentials {
+        var role = self
+        role.client = client
+        return role
+    }
 
     var source: String {
         switch assumption {

@@ -13,7 +13,8 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
     /// the instance's): `detail` says why.
     case credentialsUnavailable(source: String, detail: String)
     /// The CA certificates to trust for the store's and STS's TLS connections (`AWS_CA_BUNDLE`,
-    /// else the profile's `ca_bundle`) could not be read from the file at `path`: `detail` says why.
+    /// else the profile's `ca_bundle`) could not be read from the file at `path`: `detail` says
+    /// why, and which of the two named it.
     case unreadableCABundle(path: String, detail: String)
 
     /// The failure, as a sentence.
@@ -31,7 +32,7 @@ public enum ObjectStorageError: Error, Equatable, CustomStringConvertible {
         case .credentialsUnavailable(let source, let detail):
             return "no credentials for the object store from \(source): \(detail)"
         case .unreadableCABundle(let path, let detail):
-            return "the CA bundle \(path) (AWS_CA_BUNDLE, else the profile's ca_bundle) gives no CA certificates for TLS: \(detail)"
+            return "the CA bundle \(path) gives no CA certificates for TLS: \(detail)"
         }
     }
 
