@@ -164,7 +164,7 @@ public struct ObjectStorage: Sendable {
     /// `us-east-1`. Without `endpoint`, Amazon S3's own for the region, virtual-hosted.
     /// Credentials that must be fetched are fetched with the first request (``check()``).
     /// With a CA bundle (`AWS_CA_BUNDLE`, else the profile's `ca_bundle` in the shared config
-    /// file), TLS connections to STS, and to the store when no `client` is given, trust the
+    /// or credentials file), TLS connections to STS, and to the store when no `client` is given, trust the
     /// CA certificates of that PEM file instead of the system's
     /// (``clients(trustingCABundle:)``), as AWS's SDKs do; those to the container's and the
     /// instance's credential endpoints keep the system's.
