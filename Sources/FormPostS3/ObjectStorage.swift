@@ -188,16 +188,16 @@ public struct ObjectStorage: Sendable {
         // The CA bundle is read only for connections that use it: the store's own (unless a
         // client is given) and STS's.
         var trusting: (client: HTTPClient, leaseClient: HTTPClient)?
-        let asksSTS: Bool
-        if case .provider(let provider) = resolved { asksSTS = provider is S3RoleCredentials } else { asksSTS = false }
-        if client === defaultClient || asksSTS, let bundle = S3CredentialsLookup.caBundle(environment: environment, readFile: readFile) {
+        var role: S3RoleCredentials?
+        if case .provider(let provider) = resolved { role = provider as? S3RoleCredentials }
+        if client === defaultClient || role != nil, let bundle = S3CredentialsLookup.caBundle(environment: environment, readFile: readFile) {
             do {
                 trusting = try clients(trustingCABundle: bundle.path)
             } catch ObjectStorageError.unreadableCABundle(let path, let detail) {
                 throw ObjectStorageError.unreadableCABundle(path: path, detail: "named by \(bundle.namedBy); \(detail)")
             }
         }
-        if let trusting, case .provider(let provider) = resolved, let role = provider as? S3RoleCredentials {
+        if let trusting, let role {
             resolved = .provider(role.asking(with: trusting.client))
         }
         let keys: S3Credentials
